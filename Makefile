@@ -1,0 +1,54 @@
+# Large pages for i386: build the patched kernels, the guest image, and
+# run the tests in QEMU. Each step is a script in scripts/; this file only
+# wires them together. Steps skip themselves when their inputs are unchanged.
+#
+#   make test                 every flavour (FLAVOURS=pae nopae off)
+#   make test FLAVOURS=nopae  one flavour
+#   make run [CMD='...']      a shell (or one command) in the pae guest
+#   make bench                benchmarks (not part of make test)
+
+BUILD ?= $(CURDIR)/build
+FLAVOURS ?= pae nopae off
+RUN_FLAVOUR ?= pae
+export BUILD
+
+# Tests use the uapi headers of the first kernel built; the syscall
+# table does not depend on the configuration.
+KHDR = $(BUILD)/obj-$(firstword $(FLAVOURS))/usr/include
+
+all: test
+
+deps:
+	@scripts/deps
+
+source patch: deps
+	@scripts/apply-series
+
+kernel: patch
+	@for f in $(FLAVOURS); do scripts/build-kernel $$f || exit 1; done
+
+tests: kernel
+	@$(MAKE) -s -C tests OUT=$(BUILD)/tests KHDR=$(KHDR) DESTDIR=$(BUILD)/install install
+
+# debootstrap's second stage boots the first kernel (this host runs no i386).
+rootfs: tests
+	@scripts/make-rootfs $(BUILD)/obj-$(firstword $(FLAVOURS))/arch/x86/boot/bzImage
+
+test: rootfs
+	@scripts/run-tests $(FLAVOURS)
+
+run:
+	@$(MAKE) -s rootfs FLAVOURS=$(RUN_FLAVOUR)
+ifeq ($(CMD),)
+	@scripts/boot $(RUN_FLAVOUR) shell
+else
+	@scripts/boot $(RUN_FLAVOUR) cmd '$(subst ','\'',$(CMD))' --timeout 600
+endif
+
+check-series: deps
+	@scripts/check-series
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all deps source patch kernel tests rootfs test run check-series clean

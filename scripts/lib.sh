@@ -1,0 +1,31 @@
+# Shared by the scripts in this folder: paths and small helpers.
+# shellcheck shell=bash
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+case "$BUILD" in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
+SRC=$BUILD/linux-source-6.1
+TARBALL=${TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+KFLAVOURS="pae nopae off"
+export CCACHE_DIR=${CCACHE_DIR:-/var/cache/largepage-ccache}
+
+die() { echo "${0##*/}: $*" >&2; exit 1; }
+say() { echo "${0##*/}: $*" >&2; }
+
+check_flavour() {
+	case " $KFLAVOURS " in
+	*" $1 "*) ;;
+	*) die "unknown flavour '$1' (${KFLAVOURS// /, })" ;;
+	esac
+}
+
+need_tools() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || die "missing tool '$t' (run 'make deps')"
+	done
+}
+
+# Digest of the files named, by content and name, for stamps.
+digest() { cat "$@" | sha256sum | cut -d' ' -f1; }

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A small test harness in the kselftest style: TEST() registers a
+ * behaviour, each test runs in its own forked child (a crash fails one
+ * test, not the run), results are TAP 13 on stdout.
+ *
+ * ASSERT_*() stops the test, EXPECT_*() records a failure and goes on,
+ * SKIP() ends the test as skipped, TH_LOG() adds a diagnostic line.
+ * A suite may set harness_after_each: it runs in the parent after every
+ * test's child has been reaped (the large-page suites check the pool's
+ * conservation there), and once more at the end of the run.
+ */
+#ifndef LP_HARNESS_H
+#define LP_HARNESS_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct harness_test {
+	const char *name;
+	void (*fn)(void);
+	struct harness_test *next;
+};
+
+static struct harness_test *harness_head, **harness_tail = &harness_head;
+static int harness_failed;		/* in the child: an EXPECT failed */
+static unsigned int harness_timeout = 60;	/* seconds per test */
+/* Returns 0 when all is well, else prints '# ...' lines and returns -1. */
+static int (*harness_after_each)(const char *when);
+
+#define HARNESS_SKIP_CODE 4
+
+#define TEST(name)							\
+	static void name(void);						\
+	static struct harness_test harness_t_##name = { #name, name, NULL }; \
+	__attribute__((constructor)) static void harness_reg_##name(void) \
+	{								\
+		*harness_tail = &harness_t_##name;			\
+		harness_tail = &harness_t_##name.next;			\
+	}								\
+	static void name(void)
+
+#define TH_LOG(fmt, ...)						\
+	fprintf(stdout, "# %s:%d: " fmt "\n", __FILE__, __LINE__, ##__VA_ARGS__)
+
+#define SKIP(fmt, ...) do {						\
+	fflush(stdout);							\
+	printf("# SKIP " fmt "\n", ##__VA_ARGS__);			\
+	fflush(stdout);							\
+	_exit(HARNESS_SKIP_CODE);					\
+} while (0)
+
+#define HARNESS_FAIL(fatal) do {					\
+	harness_failed = 1;						\
+	if (fatal) {							\
+		fflush(stdout);						\
+		_exit(1);						\
+	}								\
+} while (0)
+
+#define HARNESS_CMP(fatal, a, op, b) do {				\
+	long long __a = (long long)(a), __b = (long long)(b);		\
+	if (!(__a op __b)) {						\
+		TH_LOG("expected %s %s %s (%lld vs %lld, errno %d %s)", \
+		       #a, #op, #b, __a, __b, errno, strerror(errno));	\
+		HARNESS_FAIL(fatal);					\
+	}								\
+} while (0)
+
+#define ASSERT_EQ(a, b) HARNESS_CMP(1, a, ==, b)
+#define ASSERT_NE(a, b) HARNESS_CMP(1, a, !=, b)
+#define ASSERT_GE(a, b) HARNESS_CMP(1, a, >=, b)
+#define ASSERT_GT(a, b) HARNESS_CMP(1, a, >, b)
+#define ASSERT_LE(a, b) HARNESS_CMP(1, a, <=, b)
+#define ASSERT_LT(a, b) HARNESS_CMP(1, a, <, b)
+#define EXPECT_EQ(a, b) HARNESS_CMP(0, a, ==, b)
+#define EXPECT_NE(a, b) HARNESS_CMP(0, a, !=, b)
+#define EXPECT_GE(a, b) HARNESS_CMP(0, a, >=, b)
+#define EXPECT_LE(a, b) HARNESS_CMP(0, a, <=, b)
+#define ASSERT_TRUE(c) HARNESS_CMP(1, !!(c), ==, 1)
+#define EXPECT_TRUE(c) HARNESS_CMP(0, !!(c), ==, 1)
+
+/* A call that must fail with -1 and errno e. */
+#define HARNESS_ERR(fatal, call, e) do {				\
+	long __r;							\
+	errno = 0;							\
+	__r = (long)(call);						\
+	if (__r != -1 || errno != (e)) {				\
+		TH_LOG("expected %s to fail with %s, got %ld errno %d (%s)", \
+		       #call, #e, __r, errno, strerror(errno));		\
+		HARNESS_FAIL(fatal);					\
+	}								\
+} while (0)
+#define ASSERT_ERRNO(call, e) HARNESS_ERR(1, call, e)
+#define EXPECT_ERRNO(call, e) HARNESS_ERR(0, call, e)
+
+static int harness_report(int n, const char *name, int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		printf("ok %d %s\n", n, name);
+		return 0;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == HARNESS_SKIP_CODE) {
+		printf("ok %d %s # SKIP\n", n, name);
+		return 0;
+	}
+	if (WIFSIGNALED(status))
+		printf("# %s: killed by signal %d (%s)\n", name,
+		       WTERMSIG(status), strsignal(WTERMSIG(status)));
+	printf("not ok %d %s\n", n, name);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct harness_test *t;
+	int n = 0, total = 0, failed = 0, status;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (t = harness_head; t; t = t->next)
+		total += argc < 2 || !strcmp(argv[1], t->name);
+	printf("TAP version 13\n1..%d\n", total + (harness_after_each ? 1 : 0));
+	for (t = harness_head; t; t = t->next) {
+		pid_t pid;
+
+		if (argc > 1 && strcmp(argv[1], t->name))
+			continue;
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			exit(1);
+		}
+		if (pid == 0) {
+			alarm(harness_timeout);
+			t->fn();
+			fflush(stdout);
+			_exit(harness_failed ? 1 : 0);
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (harness_after_each && harness_after_each(t->name) &&
+		    WIFEXITED(status) && WEXITSTATUS(status) != 1)
+			status = 1 << 8;	/* the test left the pool dirty */
+		failed += harness_report(++n, t->name, status);
+	}
+	if (harness_after_each) {
+		int bad = harness_after_each("end of run");
+
+		failed += harness_report(++n, "conservation_at_end_of_run",
+					 bad ? 1 << 8 : 0);
+	}
+	printf("# %d passed, %d failed\n", n - failed, failed);
+	return failed ? 1 : 0;
+}
+
+#endif /* LP_HARNESS_H */
