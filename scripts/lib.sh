@@ -9,6 +9,8 @@ SRC=$BUILD/linux-source-6.1
 TARBALL=${TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 KFLAVOURS="pae nopae off"
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/largepage-ccache}
+# Paths relative to $BUILD: a fresh clone elsewhere still hits the cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
 
 die() { echo "${0##*/}: $*" >&2; exit 1; }
 say() { echo "${0##*/}: $*" >&2; }

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Large pages are locked memory: RLIMIT_MEMLOCK for unprivileged callers,
+ * keyed segments charged to their creator, and pool exhaustion.
+ *
+ * The unprivileged side is played by agents: children that drop to
+ * nobody with a given RLIMIT_MEMLOCK and then run the calls the test
+ * sends them, replying with the result (-errno on failure).
+ */
+#include "lp.h"
+
+#define RW (PROT_READ | PROT_WRITE)
+#define ROOT 0
+#define NOBODY 65534
+
+enum { A_GET, A_FREE, A_SHARE, A_UNSHARE, A_PEEK, A_POKE };
+
+struct cmd {
+	int op, key, prot, flag;
+	unsigned long addr, len;
+	uint32_t val;
+};
+
+struct agent {
+	pid_t pid;
+	int rfd, wfd;
+};
+
+static void agent_loop(int rfd, int wfd)
+{
+	struct cmd c;
+	long r;
+
+	while (read(rfd, &c, sizeof(c)) == sizeof(c)) {
+		switch (c.op) {
+		case A_GET:
+			r = lp_get(c.addr, c.len, c.prot, c.flag);
+			break;
+		case A_FREE:
+			r = lp_free(c.addr);
+			break;
+		case A_SHARE:
+			r = lp_share(c.key, c.addr, c.len, c.prot, c.flag);
+			break;
+		case A_UNSHARE:
+			r = lp_unshare(c.addr);
+			break;
+		case A_PEEK:
+			r = *(volatile uint32_t *)c.addr;
+			break;
+		case A_POKE:
+			*(volatile uint32_t *)c.addr = c.val;
+			r = 0;
+			break;
+		default:
+			_exit(2);
+		}
+		if (r == -1 && c.op != A_PEEK)
+			r = -errno;
+		if (write(wfd, &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+	}
+	_exit(0);	/* the test closed the pipe: leave, holding whatever */
+}
+
+/* Start an agent as uid (ROOT or NOBODY) with RLIMIT_MEMLOCK memlock. */
+static void agent_start(struct agent *a, uid_t uid, rlim_t memlock)
+{
+	struct rlimit rl = { memlock, memlock };
+	int down[2], up[2];
+
+	ASSERT_EQ(pipe(down), 0);
+	ASSERT_EQ(pipe(up), 0);
+	a->pid = fork();
+	ASSERT_GE(a->pid, 0);
+	if (a->pid == 0) {
+		close(down[1]);
+		close(up[0]);
+		if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
+			printf("# setrlimit: %s\n", strerror(errno));
+			_exit(1);
+		}
+		if (uid != ROOT)
+			become_nobody();
+		agent_loop(down[0], up[1]);
+	}
+	close(down[0]);
+	close(up[1]);
+	a->rfd = up[0];
+	a->wfd = down[1];
+}
+
+static long agent_do(struct agent *a, struct cmd c)
+{
+	long r;
+
+	if (write(a->wfd, &c, sizeof(c)) != sizeof(c) ||
+	    read(a->rfd, &r, sizeof(r)) != sizeof(r)) {
+		TH_LOG("agent %d is gone", a->pid);
+		_exit(1);
+	}
+	return r;
+}
+
+static long a_get(struct agent *a, long pages, int flags)
+{
+	struct cmd c = { .op = A_GET, .len = pages * lp_size(), .prot = RW,
+			 .flag = flags };
+
+	return agent_do(a, c);
+}
+
+static long a_free(struct agent *a, long addr)
+{
+	struct cmd c = { .op = A_FREE, .addr = addr };
+
+	return agent_do(a, c);
+}
+
+static long a_share(struct agent *a, int key, long pages, int prot, int flag)
+{
+	struct cmd c = { .op = A_SHARE, .key = key, .len = pages * lp_size(),
+			 .prot = prot, .flag = flag };
+
+	return agent_do(a, c);
+}
+
+static long a_unshare(struct agent *a, long addr)
+{
+	struct cmd c = { .op = A_UNSHARE, .addr = addr };
+
+	return agent_do(a, c);
+}
+
+static long a_peek(struct agent *a, long addr)
+{
+	struct cmd c = { .op = A_PEEK, .addr = addr };
+
+	return agent_do(a, c);
+}
+
+static long a_poke(struct agent *a, long addr, uint32_t val)
+{
+	struct cmd c = { .op = A_POKE, .addr = addr, .val = val };
+
+	return agent_do(a, c);
+}
+
+/* Close the agent's pipe (it exits, releasing anything it holds), reap it. */
+static void agent_stop(struct agent *a)
+{
+	int st = -1;
+
+	close(a->wfd);
+	close(a->rfd);
+	waitpid(a->pid, &st, 0);
+	ASSERT_TRUE(CHILD_EXITED(st, 0));
+}
+
+static int key_absent(int key, unsigned long len)
+{
+	long r = lp_share(key, 0, len, PROT_READ, 0);
+
+	if (LP_OK(r)) {
+		lp_unshare(r);
+		return 0;
+	}
+	return errno == ENOENT;
+}
+
+static int maps_lines(void)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	return n;
+}
+
+TEST(limits_memlock_one_page_second_get_enomem)
+{
+	long nfree = lp_nfree(), r, r2;
+	struct agent a;
+
+	agent_start(&a, NOBODY, lp_size());
+	r = a_get(&a, 1, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	EXPECT_EQ(a_get(&a, 1, MAP_PRIVATE), -ENOMEM);
+	EXPECT_EQ(a_get(&a, 1, MAP_SHARED), -ENOMEM);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	ASSERT_EQ(a_free(&a, r), 0);
+	/* The charge went with the free. */
+	r2 = a_get(&a, 1, MAP_SHARED);
+	EXPECT_TRUE(LP_OK(r2));
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	if (LP_OK(r2))
+		EXPECT_EQ(a_free(&a, r2), 0);
+	agent_stop(&a);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(limits_memlock_single_request_over_limit_enomem)
+{
+	long nfree = lp_nfree(), r;
+	struct agent a;
+
+	agent_start(&a, NOBODY, 2 * lp_size());
+	EXPECT_EQ(a_get(&a, 3, MAP_PRIVATE), -ENOMEM);
+	EXPECT_EQ(lp_nfree(), nfree);
+	r = a_get(&a, 2, MAP_PRIVATE);
+	EXPECT_TRUE(LP_OK(r));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	if (LP_OK(r))
+		EXPECT_EQ(a_free(&a, r), 0);
+	agent_stop(&a);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(limits_memlock_zero_eperm)
+{
+	long nfree = lp_nfree();
+	struct agent a;
+
+	agent_start(&a, NOBODY, 0);
+	EXPECT_EQ(a_get(&a, 1, MAP_PRIVATE), -EPERM);
+	EXPECT_EQ(a_get(&a, 1, MAP_SHARED), -EPERM);
+	EXPECT_EQ(a_share(&a, 5000, 1, RW, IPC_CREAT | 0600), -EPERM);
+	EXPECT_EQ(lp_nfree(), nfree);
+	agent_stop(&a);
+	EXPECT_TRUE(key_absent(5000, lp_size()));
+}
+
+TEST(limits_root_not_limited_by_memlock)
+{
+	long nfree = lp_nfree(), r, k;
+	struct agent a;
+
+	/* CAP_IPC_LOCK: root with RLIMIT_MEMLOCK 0. */
+	agent_start(&a, ROOT, 0);
+	r = a_get(&a, 2, MAP_PRIVATE);
+	EXPECT_TRUE(LP_OK(r));
+	k = a_share(&a, 5001, 2, RW, IPC_CREAT | 0600);
+	EXPECT_TRUE(LP_OK(k));
+	EXPECT_EQ(lp_nfree(), nfree - 4);
+	if (LP_OK(r))
+		EXPECT_EQ(a_free(&a, r), 0);
+	if (LP_OK(k))
+		EXPECT_EQ(a_unshare(&a, k), 0);
+	agent_stop(&a);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(limits_keyed_segment_over_limit_enomem)
+{
+	long nfree = lp_nfree(), k;
+	struct agent a;
+
+	agent_start(&a, NOBODY, lp_size());
+	EXPECT_EQ(a_share(&a, 5002, 2, RW, IPC_CREAT | 0600), -ENOMEM);
+	EXPECT_EQ(lp_nfree(), nfree);
+	k = a_share(&a, 5003, 1, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(k));
+	/* The first segment used up the creator's allowance. */
+	EXPECT_EQ(a_share(&a, 5004, 1, RW, IPC_CREAT | 0600), -ENOMEM);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	EXPECT_EQ(a_unshare(&a, k), 0);
+	agent_stop(&a);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(key_absent(5002, lp_size()));
+	EXPECT_TRUE(key_absent(5004, lp_size()));
+}
+
+TEST(limits_attach_charges_nothing)
+{
+	unsigned long len = lp_size();
+	long nfree = lp_nfree(), r, k;
+	struct agent a;
+
+	r = lp_share(5005, 0, len, RW, IPC_CREAT | 0666);
+	ASSERT_TRUE(LP_OK(r));
+	*(volatile uint32_t *)(LP_PTR(r) + 16) = 0x5005;
+	agent_start(&a, NOBODY, 0);
+	k = a_share(&a, 5005, 1, RW, 0);
+	ASSERT_TRUE(LP_OK(k));
+	EXPECT_EQ(a_peek(&a, k + 16), 0x5005);
+	EXPECT_EQ(a_poke(&a, k + 20, 0xa5a5), 0);
+	EXPECT_EQ(*(volatile uint32_t *)(LP_PTR(r) + 20), 0xa5a5);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	/* Still limited for memory of its own. */
+	EXPECT_EQ(a_get(&a, 1, MAP_PRIVATE), -EPERM);
+	EXPECT_EQ(a_unshare(&a, k), 0);
+	agent_stop(&a);
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(limits_keyed_charge_lasts_until_segment_destroyed)
+{
+	long nfree = lp_nfree(), k, ka, k2;
+	struct agent c, a;
+
+	agent_start(&c, NOBODY, lp_size());
+	agent_start(&a, NOBODY, 0);
+	k = a_share(&c, 5006, 1, RW, IPC_CREAT | 0666);
+	ASSERT_TRUE(LP_OK(k));
+	ka = a_share(&a, 5006, 1, RW, 0);
+	ASSERT_TRUE(LP_OK(ka));
+
+	/* The creator detaches, the segment lives on, still charged to it. */
+	ASSERT_EQ(a_unshare(&c, k), 0);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	EXPECT_EQ(a_share(&c, 5007, 1, RW, IPC_CREAT | 0600), -ENOMEM);
+
+	/* Destroyed: the charge is gone. */
+	ASSERT_EQ(a_unshare(&a, ka), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	k2 = a_share(&c, 5007, 1, RW, IPC_CREAT | 0600);
+	EXPECT_TRUE(LP_OK(k2));
+	if (LP_OK(k2))
+		EXPECT_EQ(a_unshare(&c, k2), 0);
+	agent_stop(&a);
+	agent_stop(&c);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(key_absent(5006, lp_size()));
+	EXPECT_TRUE(key_absent(5007, lp_size()));
+}
+
+TEST(limits_charge_released_at_exit)
+{
+	long nfree = lp_nfree(), r, k;
+	struct agent a;
+
+	/* An agent that exits holding a page and a segment... */
+	agent_start(&a, NOBODY, 2 * lp_size());
+	ASSERT_TRUE(LP_OK(a_get(&a, 1, MAP_SHARED)));
+	ASSERT_TRUE(LP_OK(a_share(&a, 5008, 1, RW, IPC_CREAT | 0600)));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	agent_stop(&a);
+	EXPECT_EQ(lp_nfree(), nfree);
+
+	/* ...leaves nothing charged to nobody. */
+	agent_start(&a, NOBODY, 2 * lp_size());
+	r = a_get(&a, 1, MAP_PRIVATE);
+	EXPECT_TRUE(LP_OK(r));
+	k = a_share(&a, 5009, 1, RW, IPC_CREAT | 0600);
+	EXPECT_TRUE(LP_OK(k));
+	agent_stop(&a);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(key_absent(5008, lp_size()));
+	EXPECT_TRUE(key_absent(5009, lp_size()));
+}
+
+TEST(limits_pool_exhaustion_keyed_segment_enomem)
+{
+	long nfree = lp_nfree();
+	int lines = maps_lines();
+
+	ASSERT_GE(nfree, 1);
+	EXPECT_ERRNO(lp_share(5010, 0, (nfree + 1) * lp_size(), RW,
+			      IPC_CREAT | 0600), ENOMEM);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_EQ(maps_lines(), lines);
+	EXPECT_TRUE(key_absent(5010, lp_size()));
+}
+
+TEST(limits_pool_exhaustion_by_another_process)
+{
+	long nfree = lp_nfree(), held, r;
+	int lines;
+	struct agent a;
+
+	ASSERT_GE(nfree, 2);
+	agent_start(&a, ROOT, 0);
+	held = a_get(&a, nfree - 1, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(held));
+	EXPECT_EQ(lp_nfree(), 1);
+
+	lines = maps_lines();
+	EXPECT_ERRNO(lp_get(0, 2 * lp_size(), RW, MAP_SHARED), ENOMEM);
+	EXPECT_ERRNO(lp_share(5011, 0, 2 * lp_size(), RW, IPC_CREAT), ENOMEM);
+	EXPECT_EQ(lp_nfree(), 1);
+	EXPECT_EQ(maps_lines(), lines);
+	EXPECT_TRUE(key_absent(5011, lp_size()));
+
+	r = lp_get(0, lp_size(), RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_EQ(lp_nfree(), 0);
+	EXPECT_ERRNO(lp_get(0, lp_size(), RW, MAP_PRIVATE), ENOMEM);
+	ASSERT_EQ(lp_free(r), 0);
+
+	/* The holder's exit gives the rest back. */
+	agent_stop(&a);
+	EXPECT_EQ(lp_nfree(), nfree);
+}

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What /proc and the VM's reporting calls say about large-page mappings:
+ * maps, smaps, statm, meminfo, mincore, msync, mlock, core dumps, faults.
+ */
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include "lp.h"
+
+#define RW (PROT_READ | PROT_WRITE)
+
+/*
+ * The /proc/self/maps line of the mapping that starts at addr: its end
+ * and name. Returns 0 if found.
+ */
+static int maps_entry(pid_t pid, unsigned long addr, unsigned long *end,
+		      char *name, size_t namelen)
+{
+	char path[64], line[512];
+	unsigned long s, e;
+	int n, found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		n = 0;
+		if (sscanf(line, "%lx-%lx %*s %*x %*x:%*x %*u %n", &s, &e, &n) < 2 ||
+		    s != addr)
+			continue;
+		*end = e;
+		snprintf(name, namelen, "%s", n ? line + n : "");
+		name[strcspn(name, "\n")] = 0;
+		found = 0;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+struct smaps {
+	long size, rss, kps;	/* kB */
+};
+
+/* The smaps fields of the mapping at addr; 0 if found. */
+static int smaps_entry(unsigned long addr, struct smaps *sm)
+{
+	char line[512];
+	unsigned long s, e;
+	int in = 0, found = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	sm->size = sm->rss = sm->kps = -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2) {
+			in = s == addr;
+			found = in ? 0 : found;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (!strncmp(line, "Size:", 5))
+			sm->size = strtol(line + 5, NULL, 10);
+		else if (!strncmp(line, "Rss:", 4))
+			sm->rss = strtol(line + 4, NULL, 10);
+		else if (!strncmp(line, "KernelPageSize:", 15))
+			sm->kps = strtol(line + 15, NULL, 10);
+	}
+	fclose(f);
+	return found;
+}
+
+struct statm {
+	long size, resident, shared;	/* 4 KiB pages */
+};
+
+/* /proc/self/statm with plain read(): no stdio buffer to fault in. */
+static int read_statm(struct statm *st)
+{
+	static char buf[128];
+	ssize_t n;
+	int fd = open("/proc/self/statm", O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return sscanf(buf, "%ld %ld %ld", &st->size, &st->resident,
+		      &st->shared) == 3 ? 0 : -1;
+}
+
+static void fill(char *p, unsigned long len, uint32_t seed)
+{
+	unsigned long off;
+
+	for (off = 0; off < len; off += 4096)
+		*(volatile uint32_t *)(p + off) = seed ^ (uint32_t)off;
+}
+
+static int check(const char *p, unsigned long len, uint32_t seed)
+{
+	unsigned long off;
+
+	for (off = 0; off < len; off += 4096)
+		if (*(const volatile uint32_t *)(p + off) != (seed ^ (uint32_t)off)) {
+			TH_LOG("word at +%#lx changed", off);
+			return 0;
+		}
+	return 1;
+}
+
+static int key_absent(int key, unsigned long len)
+{
+	long r = lp_share(key, 0, len, PROT_READ, 0);
+
+	if (LP_OK(r)) {
+		lp_unshare(r);
+		return 0;
+	}
+	return errno == ENOENT;
+}
+
+static void expect_named_mapping(long r, unsigned long len)
+{
+	unsigned long end = 0;
+	char name[256];
+
+	ASSERT_EQ(maps_entry(getpid(), r, &end, name, sizeof(name)), 0);
+	EXPECT_EQ(end, (unsigned long)r + len);
+	if (strcmp(name, "[largepage]"))
+		TH_LOG("mapping at %#lx is named '%s'", (unsigned long)r, name);
+	EXPECT_EQ(strcmp(name, "[largepage]"), 0);
+}
+
+TEST(procfs_maps_names_private_mapping)
+{
+	unsigned long len = 2 * lp_size(), end;
+	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	char name[256];
+
+	ASSERT_TRUE(LP_OK(r));
+	expect_named_mapping(r, len);
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(maps_entry(getpid(), r, &end, name, sizeof(name)), -1);
+}
+
+TEST(procfs_maps_names_shared_mapping_and_keyed_segment)
+{
+	unsigned long len = lp_size();
+	long s = lp_get(0, len, RW, MAP_SHARED);
+	long k = lp_share(4000, 0, 3 * len, RW, IPC_CREAT | 0600);
+
+	ASSERT_TRUE(LP_OK(s));
+	ASSERT_TRUE(LP_OK(k));
+	expect_named_mapping(s, len);
+	expect_named_mapping(k, 3 * len);
+	ASSERT_EQ(lp_free(s), 0);
+	ASSERT_EQ(lp_unshare(k), 0);
+}
+
+TEST(procfs_child_maps_show_shared_not_private)
+{
+	unsigned long len = lp_size(), end;
+	long s = lp_get(0, len, RW, MAP_SHARED);
+	long q = lp_get(0, len, RW, MAP_PRIVATE);
+	char name[256];
+	int st;
+	pid_t pid;
+
+	ASSERT_TRUE(LP_OK(s));
+	ASSERT_TRUE(LP_OK(q));
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	ASSERT_GT(pid, 0);
+	EXPECT_EQ(maps_entry(pid, s, &end, name, sizeof(name)), 0);
+	EXPECT_EQ(end, (unsigned long)s + len);
+	EXPECT_EQ(strcmp(name, "[largepage]"), 0);
+	EXPECT_EQ(maps_entry(pid, q, &end, name, sizeof(name)), -1);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_EQ(lp_free(s), 0);
+	ASSERT_EQ(lp_free(q), 0);
+}
+
+TEST(procfs_smaps_size_rss_and_page_size)
+{
+	unsigned long len = 3 * lp_size();
+	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	struct smaps sm;
+
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(smaps_entry(r, &sm), 0);
+	EXPECT_EQ(sm.size, len / 1024);
+	/* Resident from the start, before any touch. */
+	EXPECT_EQ(sm.rss, len / 1024);
+	EXPECT_EQ(sm.kps, lp_size() / 1024);
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(procfs_smaps_keyed_segment)
+{
+	unsigned long len = 2 * lp_size();
+	long r = lp_share(4001, 0, len, RW, IPC_CREAT | 0600);
+	struct smaps sm;
+
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(smaps_entry(r, &sm), 0);
+	EXPECT_EQ(sm.size, len / 1024);
+	EXPECT_EQ(sm.rss, len / 1024);
+	EXPECT_EQ(sm.kps, lp_size() / 1024);
+	ASSERT_EQ(lp_unshare(r), 0);
+}
+
+/*
+ * statm deltas around a mapping. A stray page of stack or text may be
+ * faulted in between the reads (warmed up below), so allow two pages.
+ */
+#define STATM_SLACK 2
+
+static void statm_roundtrip(int flags, int key)
+{
+	unsigned long len = 2 * lp_size(), n = len / 4096;
+	struct statm a, b, c;
+	long r;
+
+	/* Warm up the code and stack the measured calls use. */
+	lp_get(0, 0, RW, MAP_PRIVATE);
+	lp_share(-1, 0, 0, RW, 0);
+	lp_free(0);
+	ASSERT_EQ(read_statm(&a), 0);
+	ASSERT_EQ(read_statm(&a), 0);
+	r = key ? lp_share(key, 0, len, RW, IPC_CREAT | 0600) :
+		  lp_get(0, len, RW, flags);
+	ASSERT_EQ(read_statm(&b), 0);
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(key ? lp_unshare(r) : lp_free(r), 0);
+	ASSERT_EQ(read_statm(&c), 0);
+	TH_LOG("resident %ld -> %ld -> %ld, shared %ld -> %ld -> %ld (+%lu expected)",
+	       a.resident, b.resident, c.resident, a.shared, b.shared,
+	       c.shared, n);
+	EXPECT_EQ(b.size - a.size, n);
+	EXPECT_GE(b.resident - a.resident, n);
+	EXPECT_LE(b.resident - a.resident, n + STATM_SLACK);
+	EXPECT_GE(c.resident, a.resident);
+	EXPECT_LE(c.resident, a.resident + STATM_SLACK);
+	if (key || flags == MAP_SHARED) {
+		EXPECT_GE(b.shared - a.shared, n);
+		EXPECT_LE(b.shared - a.shared, n + STATM_SLACK);
+		EXPECT_LE(c.shared, a.shared + STATM_SLACK);
+	}
+}
+
+TEST(procfs_statm_counts_private_mapping_resident)
+{
+	statm_roundtrip(MAP_PRIVATE, 0);
+}
+
+TEST(procfs_statm_counts_shared_mapping_resident_and_shared)
+{
+	statm_roundtrip(MAP_SHARED, 0);
+}
+
+TEST(procfs_statm_counts_keyed_segment_resident_and_shared)
+{
+	statm_roundtrip(0, 4002);
+}
+
+TEST(procfs_meminfo_has_exactly_three_tagged_lines)
+{
+	char line[256], rest[64];
+	int n = 0, total = -1, nfree = -1, size = -1, i = 0;
+	long v;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	ASSERT_TRUE(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		i++;
+		EXPECT_TRUE(!strstr(line, "Total # of LargePages"));
+		if (strncmp(line, "LargePage", 9))
+			continue;
+		n++;
+		rest[0] = 0;
+		if (sscanf(line, "LargePages_Total: %ld%63[^\n]", &v, rest) >= 1) {
+			EXPECT_EQ(total, -1);
+			EXPECT_EQ(rest[0], 0);
+			EXPECT_EQ(v, read_long(NUMLARGEPAGES));
+			total = i;
+		} else if (sscanf(line, "LargePages_Free: %ld%63[^\n]", &v,
+				  rest) >= 1) {
+			EXPECT_EQ(nfree, -1);
+			EXPECT_EQ(rest[0], 0);
+			nfree = i;
+		} else if (sscanf(line, "LargePageSize: %ld%63[^\n]", &v,
+				  rest) >= 1) {
+			EXPECT_EQ(size, -1);
+			EXPECT_EQ(strcmp(rest, " kB"), 0);
+			EXPECT_TRUE(v == 2048 || v == 4096);
+			size = i;
+		} else {
+			TH_LOG("unexpected line: %s", line);
+		}
+	}
+	fclose(f);
+	EXPECT_EQ(n, 3);
+	/* In the order SPEC shows them. */
+	EXPECT_GE(total, 1);
+	EXPECT_EQ(nfree, total + 1);
+	EXPECT_EQ(size, total + 2);
+}
+
+TEST(procfs_meminfo_free_tracks_get_and_free)
+{
+	long nfree = lp_nfree(), total = lp_total(), a, b;
+
+	ASSERT_GE(nfree, 3);
+	a = lp_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(a));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	b = lp_get(0, lp_size(), RW, MAP_SHARED);
+	ASSERT_TRUE(LP_OK(b));
+	EXPECT_EQ(lp_nfree(), nfree - 3);
+	EXPECT_EQ(lp_total(), total);
+	ASSERT_EQ(lp_free(a), 0);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	ASSERT_EQ(lp_free(b), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_EQ(lp_total(), total);
+}
+
+static int all_resident(long r, unsigned long len)
+{
+	static unsigned char vec[8 << 20 >> 12];
+	unsigned long i;
+
+	if (len / 4096 > sizeof(vec))
+		return -1;
+	memset(vec, 0, sizeof(vec));
+	if (mincore(LP_PTR(r), len, vec)) {
+		TH_LOG("mincore: %s", strerror(errno));
+		return 0;
+	}
+	for (i = 0; i < len / 4096; i++)
+		if (!(vec[i] & 1)) {
+			TH_LOG("page +%#lx reported not resident", i * 4096);
+			return 0;
+		}
+	return 1;
+}
+
+TEST(procfs_mincore_reports_resident)
+{
+	unsigned long len = 2 * lp_size();
+	long q = lp_get(0, len, RW, MAP_PRIVATE);
+	long s = lp_get(0, len, PROT_READ, MAP_SHARED);
+
+	ASSERT_TRUE(LP_OK(q));
+	ASSERT_TRUE(LP_OK(s));
+	/* Never touched: resident all the same. */
+	EXPECT_EQ(all_resident(q, len), 1);
+	EXPECT_EQ(all_resident(s, len), 1);
+	ASSERT_EQ(lp_free(q), 0);
+	ASSERT_EQ(lp_free(s), 0);
+}
+
+TEST(procfs_msync_returns_zero)
+{
+	unsigned long len = 2 * lp_size();
+	long r = lp_get(0, len, RW, MAP_SHARED);
+	long k = lp_share(4003, 0, len, RW, IPC_CREAT | 0600);
+
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_TRUE(LP_OK(k));
+	fill(LP_PTR(r), len, 4003);
+	EXPECT_EQ(msync(LP_PTR(r), len, MS_SYNC), 0);
+	EXPECT_EQ(msync(LP_PTR(r), len, MS_ASYNC), 0);
+	EXPECT_EQ(msync(LP_PTR(r) + lp_size(), 4096, MS_SYNC), 0);
+	EXPECT_EQ(msync(LP_PTR(k), len, MS_SYNC), 0);
+	EXPECT_EQ(msync(LP_PTR(k), len, MS_ASYNC), 0);
+	EXPECT_TRUE(check(LP_PTR(r), len, 4003));
+	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lp_unshare(k), 0);
+}
+
+TEST(procfs_mlock_accepted)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree();
+	long r = lp_get(0, len, RW, MAP_PRIVATE);
+
+	ASSERT_TRUE(LP_OK(r));
+	fill(LP_PTR(r), len, 4004);
+	EXPECT_EQ(mlock(LP_PTR(r), len), 0);
+	EXPECT_EQ(mlock(LP_PTR(r) + 4096, 4096), 0);
+	EXPECT_TRUE(check(LP_PTR(r), len, 4004));
+	/* Locked or not, free gives every page back. */
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(procfs_core_dump_completes)
+{
+	static const char pattern[] = "/var/tmp/lp-core.%p";
+	char old[256] = "", path[64];
+	struct stat sb;
+	int fd, st = 0, have;
+	ssize_t n;
+	pid_t pid;
+
+	fd = open("/proc/sys/kernel/core_pattern", O_RDONLY);
+	if (fd < 0 && errno == ENOENT)
+		SKIP("no core_pattern: kernel without CONFIG_COREDUMP");
+	ASSERT_GE(fd, 0);
+	n = read(fd, old, sizeof(old) - 1);
+	close(fd);
+	ASSERT_GT(n, 0);
+	ASSERT_EQ(write_text("/proc/sys/kernel/core_pattern", pattern), 0);
+
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+		long a = lp_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
+		long b = lp_get(0, lp_size(), RW, MAP_SHARED);
+		long c = lp_share(4005, 0, lp_size(), RW, IPC_CREAT | 0600);
+
+		if (setrlimit(RLIMIT_CORE, &rl) || !LP_OK(a) || !LP_OK(b) ||
+		    !LP_OK(c))
+			_exit(2);
+		fill(LP_PTR(a), 2 * lp_size(), 1);
+		fill(LP_PTR(b), lp_size(), 2);
+		fill(LP_PTR(c), lp_size(), 3);
+		abort();
+	}
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	/* Restore before anything can fail. */
+	EXPECT_EQ(write_text("/proc/sys/kernel/core_pattern", old), 0);
+	ASSERT_GT(pid, 0);
+
+	snprintf(path, sizeof(path), "/var/tmp/lp-core.%d", pid);
+	have = stat(path, &sb) == 0;
+	unlink(path);
+	if (!CHILD_SIGNALED(st, SIGABRT))
+		TH_LOG("child status %#x", st);
+	EXPECT_TRUE(CHILD_SIGNALED(st, SIGABRT));
+	EXPECT_TRUE(WIFSIGNALED(st) && WCOREDUMP(st));
+	EXPECT_TRUE(have);
+	EXPECT_GE(have ? sb.st_size : 0, 1);
+	EXPECT_TRUE(key_absent(4005, lp_size()));
+}
+
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+static long faults_touching(long r, unsigned long len)
+{
+	volatile char *p = LP_PTR(r);
+	unsigned long i;
+	long before;
+
+	minflt();
+	before = minflt();
+	for (i = 0; i < len; i += 4096)
+		p[i] = 1;
+	return minflt() - before;
+}
+
+TEST(procfs_first_touch_no_fault_shared_mapping)
+{
+	unsigned long len = 2 * lp_size();
+	long r = lp_get(0, len, RW, MAP_SHARED), n;
+
+	ASSERT_TRUE(LP_OK(r));
+	n = faults_touching(r, len);
+	TH_LOG("%lu pages touched, %ld minor faults", len / 4096, n);
+	EXPECT_LE(n, 3);
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(procfs_first_touch_no_fault_keyed_segment)
+{
+	unsigned long len = 2 * lp_size();
+	long r = lp_share(4006, 0, len, RW, IPC_CREAT | 0600), n;
+
+	ASSERT_TRUE(LP_OK(r));
+	n = faults_touching(r, len);
+	TH_LOG("%lu pages touched, %ld minor faults", len / 4096, n);
+	EXPECT_LE(n, 3);
+	ASSERT_EQ(lp_unshare(r), 0);
+}
+
+TEST(procfs_pagemap_and_clear_refs_leave_mapping_intact)
+{
+	unsigned long len = 2 * lp_size();
+	static uint64_t pm[8 << 20 >> 12];
+	long nfree = lp_nfree(), r, n;
+	struct smaps sm;
+	int fd;
+
+	r = lp_get(0, len, RW, MAP_SHARED);
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_LE(len / 4096, sizeof(pm) / sizeof(pm[0]));
+	fill(LP_PTR(r), len, 4007);
+
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	ASSERT_GE(fd, 0);
+	n = pread(fd, pm, len / 4096 * 8, (unsigned long long)(unsigned long)r / 4096 * 8);
+	close(fd);
+	EXPECT_EQ(n, len / 4096 * 8);
+	/* Page walkers leave the mapping alone (1: all, 3: file-backed). */
+	EXPECT_EQ(write_text("/proc/self/clear_refs", "1"), 0);
+	EXPECT_EQ(write_text("/proc/self/clear_refs", "3"), 0);
+
+	EXPECT_TRUE(check(LP_PTR(r), len, 4007));
+	EXPECT_EQ(faults_touching(r, len) < 4, 1);
+	ASSERT_EQ(smaps_entry(r, &sm), 0);
+	EXPECT_EQ(sm.rss, len / 1024);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}

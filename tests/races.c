@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SMP races: many processes creating, attaching and detaching keys,
+ * getting and freeing pages, forking, and resizing the pool, all at once.
+ * Afterwards every page is back, every key gone, the pool its old size.
+ */
+#include <sched.h>
+#include <time.h>
+#include "lp.h"
+
+#define RW (PROT_READ | PROT_WRITE)
+#define MIXED_SECS 10
+#define WORKERS 6
+#define KEY0 7000
+#define NKEYS 3
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static unsigned int rnd(unsigned int *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 16;
+}
+
+static int need_smp(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 2)
+		TH_LOG("races need SMP: only %ld CPU online", n);
+	return n >= 2;
+}
+
+#define WFAIL(id, fmt, ...) do {					\
+	printf("# worker %d: " fmt ": %s\n", id, ##__VA_ARGS__,		\
+	       strerror(errno));					\
+	return 1;							\
+} while (0)
+
+struct stats {
+	int keyed, attached, got, forked, enomem, enoent;
+};
+
+/*
+ * Attach (mostly creating) one of the shared keys, check that the
+ * segment is that key's (word 0 is 0 or the key), and that nobody else
+ * writes this worker's slot while it holds the segment.
+ */
+static int op_keyed(int id, unsigned int *seed, uint32_t magic,
+		    struct stats *s)
+{
+	int key = KEY0 + rnd(seed) % NKEYS, creat = rnd(seed) % 4 != 0;
+	volatile uint32_t *seg, *slot;
+	uint32_t v;
+	long r;
+
+	r = lp_share(key, 0, lp_size(), RW, creat ? IPC_CREAT | 0600 : 0);
+	if (!LP_OK(r)) {
+		if (errno == ENOMEM) {
+			s->enomem++;
+			return 0;
+		}
+		if (errno == ENOENT && !creat) {
+			s->enoent++;
+			return 0;
+		}
+		WFAIL(id, "share_large_pages(%d, %s)", key,
+		      creat ? "IPC_CREAT" : "0");
+	}
+	s->keyed++;
+	seg = (volatile uint32_t *)LP_PTR(r);
+	v = seg[0];
+	if (v != 0 && v != (uint32_t)key) {
+		errno = 0;
+		WFAIL(id, "segment of key %d is tagged %u", key, v);
+	}
+	seg[0] = key;
+	slot = seg + 1024 * (id + 1);
+	v = slot[0];
+	if (v != 0 && v >> 24 != (uint32_t)id + 1) {
+		errno = 0;
+		WFAIL(id, "key %d: my slot holds %#x", key, v);
+	}
+	slot[0] = magic;
+	for (v = rnd(seed) % 4; v; v--)
+		sched_yield();
+	if (slot[0] != magic) {
+		errno = 0;
+		WFAIL(id, "key %d: my slot changed under me", key);
+	}
+	if (lp_unshare(r))
+		WFAIL(id, "unshare_large_pages(key %d)", key);
+	return 0;
+}
+
+/* Get 1-2 pages, check they are zeroed, use them, free them. */
+static int op_get(int id, unsigned int *seed, uint32_t magic, struct stats *s,
+		  long pages)
+{
+	unsigned long len = pages * lp_size(), off;
+	int flags = rnd(seed) & 1 ? MAP_SHARED : MAP_PRIVATE;
+	char *p;
+	long r;
+
+	r = lp_get(0, len, RW, flags);
+	if (!LP_OK(r)) {
+		if (errno == ENOMEM) {
+			s->enomem++;
+			return 0;
+		}
+		WFAIL(id, "get_large_pages(%ld pages)", pages);
+	}
+	s->got++;
+	p = LP_PTR(r);
+	for (off = 0; off < len; off += 4096) {
+		if (*(volatile uint32_t *)(p + off)) {
+			errno = 0;
+			WFAIL(id, "fresh page not zeroed at +%#lx", off);
+		}
+		*(volatile uint32_t *)(p + off) = magic ^ off;
+	}
+	sched_yield();
+	for (off = 0; off < len; off += 4096)
+		if (*(volatile uint32_t *)(p + off) != (magic ^ off)) {
+			errno = 0;
+			WFAIL(id, "page changed under me at +%#lx", off);
+		}
+	if (lp_free(r))
+		WFAIL(id, "free_large_pages");
+	return 0;
+}
+
+/* A child that uses an inherited MAP_SHARED mapping and exits. */
+static int op_fork(int id, uint32_t magic, struct stats *s)
+{
+	volatile uint32_t *p;
+	int st = 0;
+	pid_t pid;
+	long r;
+
+	r = lp_get(0, lp_size(), RW, MAP_SHARED);
+	if (!LP_OK(r)) {
+		if (errno == ENOMEM) {
+			s->enomem++;
+			return 0;
+		}
+		WFAIL(id, "get_large_pages(MAP_SHARED)");
+	}
+	p = (volatile uint32_t *)LP_PTR(r);
+	p[0] = magic;
+	pid = fork();
+	if (pid < 0)
+		WFAIL(id, "fork");
+	if (pid == 0) {
+		if (p[0] != magic)
+			_exit(2);
+		p[1024] = magic + 1;
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !CHILD_EXITED(st, 0)) {
+		errno = 0;
+		WFAIL(id, "child status %#x", st);
+	}
+	if (p[1024] != magic + 1) {
+		errno = 0;
+		WFAIL(id, "child's write not seen");
+	}
+	s->forked++;
+	if (lp_free(r))
+		WFAIL(id, "free_large_pages(MAP_SHARED)");
+	return 0;
+}
+
+static int worker(int id, double deadline)
+{
+	unsigned int seed = getpid() * 2654435761u;
+	struct stats s = { 0 };
+	uint32_t magic, i;
+	int op, ret = 0;
+
+	for (i = 0; !ret && now() < deadline; i++) {
+		magic = ((uint32_t)id + 1) << 24 | (i & 0xffffff);
+		op = rnd(&seed) % 10;
+		if (id == 0 && i % 50 == 49) {
+			/* Now and then a big one, to run the pool dry. */
+			long n = lp_nfree() / 4;
+
+			ret = op_get(id, &seed, magic, &s, n > 0 ? n : 1);
+		} else if (op < 4) {
+			ret = op_keyed(id, &seed, magic, &s);
+		} else if (op < 7) {
+			ret = op_get(id, &seed, magic, &s, 1 + rnd(&seed) % 2);
+		} else {
+			ret = op_fork(id, magic, &s);
+		}
+	}
+	printf("# worker %d: %u rounds, %d keyed, %d got, %d forked, %d ENOMEM, %d ENOENT\n",
+	       id, i, s.keyed, s.got, s.forked, s.enomem, s.enoent);
+	return ret;
+}
+
+/*
+ * Grow the pool by one and shrink it back, over and over. Only this
+ * process changes the total, so every change can be checked exactly. A
+ * shrink takes only free pages and may fall short: what is owed is taken
+ * on a later round, and at the end the pool is brought back to 'total'.
+ */
+static int resizer(long total, double deadline)
+{
+	unsigned int seed = getpid();
+	int rounds = 0, ret;
+	long t, t2;
+
+	while (now() < deadline) {
+		t = lp_total();
+		ret = lp_resize(1);
+		if (ret) {
+			errno = -ret;
+			WFAIL(-1, "grow by 1");
+		}
+		t2 = lp_total();
+		if (t2 != t + 1 || read_long(NUMLARGEPAGES) != t2) {
+			errno = 0;
+			WFAIL(-1, "grow by 1: %ld -> %ld", t, t2);
+		}
+		usleep(rnd(&seed) % 2000);
+		ret = lp_resize(-(t2 - total));
+		if (ret) {
+			errno = -ret;
+			WFAIL(-1, "shrink by %ld", t2 - total);
+		}
+		t = lp_total();
+		if (t < total || t > t2) {
+			errno = 0;
+			WFAIL(-1, "shrink by %ld: %ld -> %ld", t2 - total, t2, t);
+		}
+		rounds++;
+	}
+	/* The others stop now too and give their pages back. */
+	for (deadline = now() + 10; lp_total() != total && now() < deadline;) {
+		lp_resize(total - lp_total());
+		usleep(10000);
+	}
+	printf("# resizer: %d rounds, pool %ld (was %ld)\n", rounds,
+	       lp_total(), total);
+	return lp_total() == total ? 0 : 1;
+}
+
+TEST(races_mixed_workers_conserve_the_pool)
+{
+	long total = lp_total();
+	double deadline;
+	pid_t pid[WORKERS + 1];
+	int i, st;
+
+	ASSERT_TRUE(need_smp());
+	ASSERT_EQ(lp_nfree(), total);
+	deadline = now() + MIXED_SECS;
+	fflush(stdout);
+	for (i = 0; i <= WORKERS; i++) {
+		pid[i] = fork();
+		if (pid[i] == 0)
+			_exit(i < WORKERS ? worker(i, deadline) :
+					    resizer(total, deadline));
+		ASSERT_GT(pid[i], 0);
+	}
+	for (i = 0; i <= WORKERS; i++) {
+		ASSERT_EQ(waitpid(pid[i], &st, 0), pid[i]);
+		if (!CHILD_EXITED(st, 0))
+			TH_LOG("%s %d: status %#x", i < WORKERS ? "worker" :
+			       "resizer", i, st);
+		EXPECT_TRUE(CHILD_EXITED(st, 0));
+	}
+	for (i = 0; i < NKEYS; i++)
+		EXPECT_ERRNO(lp_share(KEY0 + i, 0, lp_size(), PROT_READ, 0),
+			     ENOENT);
+	EXPECT_EQ(lp_total(), total);
+	EXPECT_EQ(read_long(NUMLARGEPAGES), total);
+}
+
+/* Lock-step rounds between processes, on a shared normal page. */
+#define PROCS 4
+#define MAX_ROUNDS 200
+#define ROUND_SECS 3
+
+struct board {
+	int arrived, gen, stop, rounds;
+	int winners[MAX_ROUNDS];
+};
+
+static struct board *new_board(void)
+{
+	void *p = mmap(NULL, sizeof(struct board), RW,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Wait for all PROCS processes; -1 if one does not come within 10 s. */
+static int barrier(struct board *b)
+{
+	int gen = __atomic_load_n(&b->gen, __ATOMIC_SEQ_CST);
+	double deadline = now() + 10;
+
+	if (__atomic_add_fetch(&b->arrived, 1, __ATOMIC_SEQ_CST) == PROCS) {
+		__atomic_store_n(&b->arrived, 0, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&b->gen, 1, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	while (__atomic_load_n(&b->gen, __ATOMIC_SEQ_CST) == gen) {
+		if (now() > deadline) {
+			printf("# barrier: a peer did not arrive\n");
+			return -1;
+		}
+		sched_yield();
+	}
+	return 0;
+}
+
+/* Process 0 ends the run after ROUND_SECS; all see it after a barrier. */
+static void maybe_stop(struct board *b, int id, int round, double end)
+{
+	if (id == 0 && (now() > end || round + 1 == MAX_ROUNDS))
+		__atomic_store_n(&b->stop, 1, __ATOMIC_SEQ_CST);
+	if (id == 0)
+		b->rounds = round + 1;
+}
+
+static int run_procs(struct board *b, int (*fn)(struct board *, int))
+{
+	pid_t pid[PROCS];
+	int i, st = 0, bad = 0;
+
+	fflush(stdout);
+	for (i = 0; i < PROCS; i++) {
+		pid[i] = fork();
+		if (pid[i] == 0)
+			_exit(fn(b, i));
+		if (pid[i] < 0)
+			return -1;
+	}
+	for (i = 0; i < PROCS; i++) {
+		if (waitpid(pid[i], &st, 0) != pid[i] || !CHILD_EXITED(st, 0)) {
+			printf("# process %d: status %#x\n", i, st);
+			bad = -1;
+		}
+	}
+	return bad;
+}
+
+#define EXCL_KEY 7100
+
+/*
+ * Every round all processes race to create one key with IPC_EXCL:
+ * exactly one may win; the others get EEXIST and attach the winner's
+ * segment (seeing its mark) while the winner still holds it.
+ */
+static int excl_proc(struct board *b, int id)
+{
+	double end = now() + ROUND_SECS, t;
+	volatile uint32_t *seg;
+	uint32_t mark;
+	int round;
+	long r, mine;
+
+	for (round = 0; ; round++) {
+		mark = 0x7100000 + round;
+		mine = 0;
+		if (barrier(b))
+			return 2;
+		r = lp_share(EXCL_KEY, 0, lp_size(), RW,
+			     IPC_CREAT | IPC_EXCL | 0600);
+		if (LP_OK(r)) {
+			mine = r;
+			((volatile uint32_t *)LP_PTR(r))[0] = mark;
+			__atomic_add_fetch(&b->winners[round], 1,
+					   __ATOMIC_SEQ_CST);
+		} else if (errno == EEXIST) {
+			r = lp_share(EXCL_KEY, 0, lp_size(), RW, 0);
+			if (!LP_OK(r))
+				WFAIL(id, "round %d: attach after EEXIST", round);
+			seg = (volatile uint32_t *)LP_PTR(r);
+			for (t = now() + 5; seg[0] != mark && now() < t;)
+				sched_yield();
+			if (seg[0] != mark) {
+				errno = 0;
+				WFAIL(id, "round %d: attached %#x, not the winner's segment",
+				      round, seg[0]);
+			}
+			if (lp_unshare(r))
+				WFAIL(id, "round %d: unshare", round);
+		} else {
+			WFAIL(id, "round %d: create", round);
+		}
+		if (barrier(b))
+			return 2;
+		if (mine && lp_unshare(mine))
+			WFAIL(id, "round %d: winner's unshare", round);
+		maybe_stop(b, id, round, end);
+		if (barrier(b))
+			return 2;
+		if (id == 0 && lp_share(EXCL_KEY, 0, lp_size(), RW, 0) != -1) {
+			errno = 0;
+			WFAIL(id, "round %d: key outlived its last user", round);
+		}
+		if (id == 0 && errno != ENOENT)
+			WFAIL(id, "round %d: probe of the key", round);
+		if (__atomic_load_n(&b->stop, __ATOMIC_SEQ_CST))
+			return 0;
+	}
+}
+
+TEST(races_create_excl_has_exactly_one_winner)
+{
+	struct board *b = new_board();
+	int i, bad = 0;
+
+	ASSERT_TRUE(need_smp());
+	ASSERT_TRUE(b != NULL);
+	EXPECT_EQ(run_procs(b, excl_proc), 0);
+	ASSERT_GE(b->rounds, 1);
+	TH_LOG("%d rounds", b->rounds);
+	for (i = 0; i < b->rounds; i++)
+		if (b->winners[i] != 1 && !bad++)
+			TH_LOG("round %d had %d winners", i, b->winners[i]);
+	EXPECT_EQ(bad, 0);
+	EXPECT_ERRNO(lp_share(EXCL_KEY, 0, lp_size(), PROT_READ, 0), ENOENT);
+}
+
+#define CREAT_KEY 7200
+
+/*
+ * Every round all processes IPC_CREAT one key at once: all must map the
+ * same, freshly zeroed segment, and see each other's writes.
+ */
+static int creat_proc(struct board *b, int id)
+{
+	double end = now() + ROUND_SECS;
+	volatile uint32_t *seg;
+	int round, j;
+	long r;
+
+	for (round = 0; ; round++) {
+		if (barrier(b))
+			return 2;
+		r = lp_share(CREAT_KEY, 0, lp_size(), RW, IPC_CREAT | 0600);
+		if (!LP_OK(r))
+			WFAIL(id, "round %d: IPC_CREAT", round);
+		seg = (volatile uint32_t *)LP_PTR(r);
+		if (seg[1024 * (id + 1)]) {
+			errno = 0;
+			WFAIL(id, "round %d: stale %#x in a new segment", round,
+			      seg[1024 * (id + 1)]);
+		}
+		seg[1024 * (id + 1)] = round << 8 | (id + 1);
+		if (barrier(b))
+			return 2;
+		for (j = 0; j < PROCS; j++)
+			if (seg[1024 * (j + 1)] != (uint32_t)(round << 8 | (j + 1))) {
+				errno = 0;
+				WFAIL(id, "round %d: process %d's mark missing (%#x): two segments for one key",
+				      round, j, seg[1024 * (j + 1)]);
+			}
+		if (barrier(b))
+			return 2;
+		if (lp_unshare(r))
+			WFAIL(id, "round %d: unshare", round);
+		maybe_stop(b, id, round, end);
+		if (barrier(b))
+			return 2;
+		if (id == 0 && lp_share(CREAT_KEY, 0, lp_size(), RW, 0) != -1) {
+			errno = 0;
+			WFAIL(id, "round %d: key outlived its last user", round);
+		}
+		if (id == 0 && errno != ENOENT)
+			WFAIL(id, "round %d: probe of the key", round);
+		if (__atomic_load_n(&b->stop, __ATOMIC_SEQ_CST))
+			return 0;
+	}
+}
+
+TEST(races_concurrent_creat_maps_one_segment)
+{
+	struct board *b = new_board();
+	long nfree = lp_nfree();
+
+	ASSERT_TRUE(need_smp());
+	ASSERT_TRUE(b != NULL);
+	EXPECT_EQ(run_procs(b, creat_proc), 0);
+	TH_LOG("%d rounds", b->rounds);
+	ASSERT_GE(b->rounds, 1);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_ERRNO(lp_share(CREAT_KEY, 0, lp_size(), PROT_READ, 0), ENOENT);
+}

@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The normal VM calls leave large-page mappings alone: munmap, mprotect,
+ * mremap, madvise and mmap(MAP_FIXED) over any part of one are refused
+ * and the mapping (and its neighbours) stay as they were.
+ */
+#include "lp.h"
+
+#define RW (PROT_READ | PROT_WRITE)
+#define NB (4 * 4096UL)		/* size of a normal neighbour mapping */
+
+static void fill(char *p, unsigned long len, uint32_t seed)
+{
+	unsigned long off;
+
+	for (off = 0; off < len; off += 4096)
+		*(volatile uint32_t *)(p + off) = seed ^ (uint32_t)off;
+	*(volatile uint32_t *)(p + len - 4) = ~seed;
+}
+
+static int check(const char *p, unsigned long len, uint32_t seed)
+{
+	unsigned long off;
+	uint32_t v;
+
+	for (off = 0; off < len; off += 4096) {
+		v = *(const volatile uint32_t *)(p + off);
+		if (v != (seed ^ (uint32_t)off)) {
+			TH_LOG("word at +%#lx is %#x, expected %#x", off, v,
+			       seed ^ (uint32_t)off);
+			return 0;
+		}
+	}
+	v = *(const volatile uint32_t *)(p + len - 4);
+	if (v != ~seed) {
+		TH_LOG("last word is %#x, expected %#x", v, ~seed);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Still intact: the pattern is there and every page is still writable
+ * (a write that faults kills the test, which fails it).
+ */
+static int intact(long r, unsigned long len, uint32_t seed)
+{
+	unsigned long off;
+
+	if (!check(LP_PTR(r), len, seed))
+		return 0;
+	for (off = 0; off < len; off += 4096)
+		*(volatile uint32_t *)(LP_PTR(r) + off) ^= 0;
+	return 1;
+}
+
+static long map_filled(unsigned long len, int flags, uint32_t seed)
+{
+	long r = lp_get(0, len, RW, flags);
+
+	if (LP_OK(r))
+		fill(LP_PTR(r), len, seed);
+	return r;
+}
+
+struct hood {
+	long r;			/* the large-page mapping */
+	unsigned long len;
+	char *below, *above;	/* normal mappings right next to it */
+};
+
+/* A filled large-page mapping with normal filled mappings on each side. */
+static void map_hood(struct hood *h, unsigned long len, uint32_t seed)
+{
+	unsigned long lp = lp_size(), a;
+	char *probe;
+
+	probe = mmap(NULL, len + 4 * lp, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		     -1, 0);
+	ASSERT_TRUE(probe != MAP_FAILED);
+	a = ((unsigned long)probe + 2 * lp - 1) & ~(lp - 1);
+	munmap(probe, len + 4 * lp);
+
+	h->len = len;
+	h->below = mmap((void *)(a - NB), NB, RW,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	h->above = mmap((void *)(a + len), NB, RW,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_TRUE(h->below == (char *)(a - NB));
+	ASSERT_TRUE(h->above == (char *)(a + len));
+	h->r = lp_get(a, len, RW, MAP_SHARED);
+	ASSERT_TRUE(LP_OK(h->r));
+	ASSERT_EQ((unsigned long)h->r, a);
+	fill(LP_PTR(h->r), len, seed);
+	fill(h->below, NB, ~seed);
+	fill(h->above, NB, seed + 1);
+}
+
+static int hood_intact(struct hood *h, uint32_t seed)
+{
+	return check(h->below, NB, ~seed) && check(h->above, NB, seed + 1) &&
+	       intact(h->r, h->len, seed);
+}
+
+static void unmap_hood(struct hood *h)
+{
+	ASSERT_EQ(lp_free(h->r), 0);
+	munmap(h->below, NB);
+	munmap(h->above, NB);
+}
+
+TEST(refuse_munmap_whole_mapping)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree(), r = map_filled(len, MAP_PRIVATE, 6000);
+
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_ERRNO(munmap(LP_PTR(r), len), EINVAL);
+	EXPECT_TRUE(intact(r, len, 6000));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(refuse_munmap_part_of_mapping)
+{
+	unsigned long lp = lp_size(), len = 2 * lp;
+	long r = map_filled(len, MAP_SHARED, 6001);
+
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_ERRNO(munmap(LP_PTR(r) + 4096, 4096), EINVAL);
+	EXPECT_ERRNO(munmap(LP_PTR(r), lp), EINVAL);
+	EXPECT_ERRNO(munmap(LP_PTR(r) + lp, lp), EINVAL);
+	EXPECT_ERRNO(munmap(LP_PTR(r) + len - 4096, 4096), EINVAL);
+	EXPECT_TRUE(intact(r, len, 6001));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_munmap_from_normal_mapping_into_it)
+{
+	struct hood h;
+
+	map_hood(&h, 2 * lp_size(), 6002);
+	EXPECT_ERRNO(munmap(h.below, NB + 4096), EINVAL);
+	EXPECT_ERRNO(munmap(LP_PTR(h.r) + h.len - 4096, 4096 + NB), EINVAL);
+	EXPECT_TRUE(hood_intact(&h, 6002));
+	unmap_hood(&h);
+}
+
+TEST(refuse_munmap_range_containing_whole_mapping)
+{
+	struct hood h;
+
+	map_hood(&h, lp_size(), 6003);
+	EXPECT_ERRNO(munmap(h.below, NB + h.len + NB), EINVAL);
+	EXPECT_ERRNO(munmap(LP_PTR(h.r), h.len + NB), EINVAL);
+	EXPECT_TRUE(hood_intact(&h, 6003));
+	unmap_hood(&h);
+}
+
+TEST(refuse_munmap_keyed_segment)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree(), r;
+
+	r = lp_share(6000, 0, len, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	fill(LP_PTR(r), len, 6004);
+	EXPECT_ERRNO(munmap(LP_PTR(r), len), EINVAL);
+	EXPECT_ERRNO(munmap(LP_PTR(r) + lp_size(), 4096), EINVAL);
+	EXPECT_ERRNO(mprotect(LP_PTR(r), len, PROT_READ), EINVAL);
+	EXPECT_TRUE(intact(r, len, 6004));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(refuse_mprotect_whole_mapping)
+{
+	unsigned long len = 2 * lp_size();
+	long r = map_filled(len, MAP_PRIVATE, 6005);
+
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_ERRNO(mprotect(LP_PTR(r), len, PROT_READ), EINVAL);
+	EXPECT_ERRNO(mprotect(LP_PTR(r), len, PROT_NONE), EINVAL);
+	EXPECT_ERRNO(mprotect(LP_PTR(r), len, RW | PROT_EXEC), EINVAL);
+	/* Even a no-op change over it is refused. */
+	EXPECT_ERRNO(mprotect(LP_PTR(r), len, RW), EINVAL);
+	EXPECT_TRUE(intact(r, len, 6005));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_mprotect_part_of_mapping)
+{
+	unsigned long lp = lp_size(), len = 2 * lp;
+	long r = map_filled(len, MAP_SHARED, 6006);
+
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_ERRNO(mprotect(LP_PTR(r) + 4096, 4096, PROT_READ), EINVAL);
+	EXPECT_ERRNO(mprotect(LP_PTR(r) + lp, lp, PROT_NONE), EINVAL);
+	EXPECT_ERRNO(mprotect(LP_PTR(r), lp, PROT_READ), EINVAL);
+	EXPECT_TRUE(intact(r, len, 6006));
+	EXPECT_TRUE(!touch_faults(LP_PTR(r) + lp + 4096, 1));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_mprotect_from_normal_mapping_into_it)
+{
+	struct hood h;
+
+	map_hood(&h, lp_size(), 6007);
+	EXPECT_ERRNO(mprotect(h.below, NB + 4096, PROT_READ), EINVAL);
+	EXPECT_ERRNO(mprotect(h.below, NB + h.len + NB, PROT_READ), EINVAL);
+	/* The neighbours may or may not have changed; the mapping did not. */
+	EXPECT_TRUE(intact(h.r, h.len, 6007));
+	mprotect(h.below, NB, RW);
+	mprotect(h.above, NB, RW);
+	unmap_hood(&h);
+}
+
+TEST(refuse_mremap_shrink)
+{
+	unsigned long lp = lp_size(), len = 2 * lp;
+	long r = map_filled(len, MAP_PRIVATE, 6008);
+
+	ASSERT_TRUE(LP_OK(r));
+	errno = 0;
+	EXPECT_TRUE(mremap(LP_PTR(r), len, lp, 0) == MAP_FAILED);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_TRUE(mremap(LP_PTR(r), len, 4096, MREMAP_MAYMOVE) == MAP_FAILED);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_TRUE(intact(r, len, 6008));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_mremap_grow)
+{
+	unsigned long lp = lp_size(), len = lp;
+	long r = map_filled(len, MAP_SHARED, 6009);
+
+	ASSERT_TRUE(LP_OK(r));
+	errno = 0;
+	EXPECT_TRUE(mremap(LP_PTR(r), len, 2 * lp, 0) == MAP_FAILED);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_TRUE(mremap(LP_PTR(r), len, 2 * lp, MREMAP_MAYMOVE) ==
+		    MAP_FAILED);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_TRUE(mremap(LP_PTR(r), len, len + 4096, MREMAP_MAYMOVE) ==
+		    MAP_FAILED);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_TRUE(intact(r, len, 6009));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_mremap_move)
+{
+	unsigned long lp = lp_size(), len = 2 * lp, to;
+	long r = map_filled(len, MAP_PRIVATE, 6010);
+	char *probe;
+
+	ASSERT_TRUE(LP_OK(r));
+	probe = mmap(NULL, len + lp, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		     -1, 0);
+	ASSERT_TRUE(probe != MAP_FAILED);
+	to = ((unsigned long)probe + lp - 1) & ~(lp - 1);
+	munmap(probe, len + lp);
+
+	errno = 0;
+	EXPECT_TRUE(mremap(LP_PTR(r), len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   (void *)to) == MAP_FAILED);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_TRUE(mremap(LP_PTR(r) + lp, lp, lp,
+			   MREMAP_MAYMOVE | MREMAP_FIXED, (void *)to) ==
+		    MAP_FAILED);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_TRUE(mremap(LP_PTR(r), len, len,
+			   MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL) ==
+		    MAP_FAILED);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_TRUE(intact(r, len, 6010));
+	/* Nothing was left at the target either. */
+	EXPECT_TRUE(touch_faults((char *)to, 0));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_mremap_normal_mapping_onto_it)
+{
+	unsigned long len = 2 * lp_size();
+	long r = map_filled(len, MAP_SHARED, 6011);
+	char *n;
+
+	ASSERT_TRUE(LP_OK(r));
+	n = mmap(NULL, 4096, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(n != MAP_FAILED);
+	n[0] = 0x11;
+	errno = 0;
+	EXPECT_TRUE(mremap(n, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   LP_PTR(r) + 8192) == MAP_FAILED);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_TRUE(intact(r, len, 6011));
+	EXPECT_EQ(n[0], 0x11);
+	munmap(n, 4096);
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+static void madvise_refused(int advice, int flags, uint32_t seed)
+{
+	unsigned long lp = lp_size(), len = 2 * lp;
+	long nfree = lp_nfree(), r = map_filled(len, flags, seed);
+
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_ERRNO(madvise(LP_PTR(r), len, advice), EINVAL);
+	EXPECT_ERRNO(madvise(LP_PTR(r) + lp, 4096, advice), EINVAL);
+	EXPECT_TRUE(intact(r, len, seed));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_madvise_dontneed)
+{
+	madvise_refused(MADV_DONTNEED, MAP_PRIVATE, 6012);
+	madvise_refused(MADV_DONTNEED, MAP_SHARED, 6112);
+}
+
+TEST(refuse_madvise_free)
+{
+	madvise_refused(MADV_FREE, MAP_PRIVATE, 6013);
+	madvise_refused(MADV_FREE, MAP_SHARED, 6113);
+}
+
+TEST(refuse_madvise_remove)
+{
+	madvise_refused(MADV_REMOVE, MAP_SHARED, 6014);
+	madvise_refused(MADV_REMOVE, MAP_PRIVATE, 6114);
+}
+
+TEST(refuse_madvise_dofork_private_stays_uninherited)
+{
+	unsigned long len = lp_size();
+	long r = map_filled(len, MAP_PRIVATE, 6015);
+
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_ERRNO(madvise(LP_PTR(r), len, MADV_DOFORK), EINVAL);
+	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
+	EXPECT_TRUE(intact(r, len, 6015));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_madvise_dontfork_shared_stays_inherited)
+{
+	unsigned long len = lp_size();
+	long r = map_filled(len, MAP_SHARED, 6016);
+	int st;
+	pid_t pid;
+
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_ERRNO(madvise(LP_PTR(r), len, MADV_DONTFORK), EINVAL);
+	pid = fork();
+	if (pid == 0)
+		_exit(check(LP_PTR(r), len, 6016) ? 0 : 2);
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_TRUE(intact(r, len, 6016));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_madvise_pageout_and_cold_keep_data)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree(), r = map_filled(len, MAP_PRIVATE, 6017);
+	int ret;
+
+	ASSERT_TRUE(LP_OK(r));
+	/* SPEC does not say whether these fail; they must not drop pages. */
+	ret = madvise(LP_PTR(r), len, MADV_COLD);
+	EXPECT_TRUE(ret == 0 || errno == EINVAL);
+	ret = madvise(LP_PTR(r), len, MADV_PAGEOUT);
+	EXPECT_TRUE(ret == 0 || errno == EINVAL);
+	EXPECT_TRUE(intact(r, len, 6017));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+/*
+ * mmap(MAP_FIXED) over it. SPEC names no errno for this; 6.1's
+ * mmap_region() turns any munmap failure into ENOMEM, so a kernel that
+ * refuses in munmap gives ENOMEM, one that checks earlier EINVAL.
+ */
+static int mmap_refused(void *addr, size_t len, int flags, int fd)
+{
+	void *p;
+
+	errno = 0;
+	p = mmap(addr, len, RW, flags | MAP_FIXED, fd, 0);
+	if (p != MAP_FAILED) {
+		TH_LOG("mmap(MAP_FIXED) at %p replaced the mapping", addr);
+		return 0;
+	}
+	if (errno != EINVAL && errno != ENOMEM)
+		TH_LOG("mmap(MAP_FIXED) at %p: %s", addr, strerror(errno));
+	return errno == EINVAL || errno == ENOMEM;
+}
+
+TEST(refuse_mmap_fixed_over_mapping)
+{
+	unsigned long lp = lp_size(), len = 2 * lp;
+	long nfree = lp_nfree(), r = map_filled(len, MAP_SHARED, 6018);
+	int zero;
+
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_TRUE(mmap_refused(LP_PTR(r), len, MAP_PRIVATE | MAP_ANONYMOUS, -1));
+	EXPECT_TRUE(mmap_refused(LP_PTR(r) + 4096, 4096,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1));
+	EXPECT_TRUE(mmap_refused(LP_PTR(r) + lp, lp,
+				 MAP_SHARED | MAP_ANONYMOUS, -1));
+	zero = open("/dev/zero", O_RDWR);
+	ASSERT_GE(zero, 0);
+	EXPECT_TRUE(mmap_refused(LP_PTR(r), 8192, MAP_SHARED, zero));
+	close(zero);
+	EXPECT_TRUE(intact(r, len, 6018));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(refuse_mmap_fixed_from_neighbour_over_mapping)
+{
+	struct hood h;
+
+	map_hood(&h, lp_size(), 6019);
+	EXPECT_TRUE(mmap_refused(h.below, NB + 4096,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1));
+	EXPECT_TRUE(mmap_refused(h.below, NB + h.len + NB,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1));
+	EXPECT_TRUE(intact(h.r, h.len, 6019));
+	unmap_hood(&h);
+}
+
+TEST(refuse_mmap_fixed_noreplace_over_mapping_eexist)
+{
+	unsigned long len = lp_size();
+	long r = map_filled(len, MAP_PRIVATE, 6020);
+
+	ASSERT_TRUE(LP_OK(r));
+	errno = 0;
+	EXPECT_TRUE(mmap(LP_PTR(r) + 4096, 4096, RW,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			 -1, 0) == MAP_FAILED);
+	EXPECT_EQ(errno, EEXIST);
+	EXPECT_TRUE(intact(r, len, 6020));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_mmap_hint_inside_mapping_goes_elsewhere)
+{
+	unsigned long len = 2 * lp_size(), s, e, q;
+	long r = map_filled(len, MAP_SHARED, 6021);
+	char *p;
+
+	ASSERT_TRUE(LP_OK(r));
+	s = r;
+	e = r + len;
+	p = mmap(LP_PTR(r) + 4096, 8192, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(p != MAP_FAILED);
+	q = (unsigned long)p;
+	EXPECT_TRUE(q + 8192 <= s || q >= e);
+	memset(p, 0x33, 8192);
+	EXPECT_TRUE(intact(r, len, 6021));
+	munmap(p, 8192);
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(refuse_normal_mmaps_work_around_mappings)
+{
+	unsigned long len = lp_size(), q;
+	long r[4];
+	char *p[64];
+	int i, j;
+
+	for (i = 0; i < 4; i++) {
+		r[i] = map_filled(len, i & 1 ? MAP_SHARED : MAP_PRIVATE,
+				  6022 + i);
+		ASSERT_TRUE(LP_OK(r[i]));
+	}
+	for (j = 0; j < 64; j++) {
+		p[j] = mmap(NULL, 64 * 1024, RW, MAP_PRIVATE | MAP_ANONYMOUS,
+			    -1, 0);
+		ASSERT_TRUE(p[j] != MAP_FAILED);
+		q = (unsigned long)p[j];
+		for (i = 0; i < 4; i++)
+			EXPECT_TRUE(q + 64 * 1024 <= (unsigned long)r[i] ||
+				    q >= (unsigned long)r[i] + len);
+		memset(p[j], j, 64 * 1024);
+	}
+	for (i = 0; i < 4; i++)
+		EXPECT_TRUE(intact(r[i], len, 6022 + i));
+	for (j = 0; j < 64; j++) {
+		EXPECT_EQ(p[j][64 * 1024 - 1], j);
+		munmap(p[j], 64 * 1024);
+	}
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(lp_free(r[i]), 0);
+}

@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: GPL-2.0
+/* share_large_pages() and unshare_large_pages(): keyed segments. */
+#include "lp.h"
+
+#define RW (PROT_READ | PROT_WRITE)
+#define NOBODY 65534
+
+/* A pattern word at every 4 KiB and at the end, distinct per seed. */
+static void fill(char *p, unsigned long len, uint32_t seed)
+{
+	unsigned long off;
+
+	for (off = 0; off < len; off += 4096)
+		*(volatile uint32_t *)(p + off) = seed ^ (uint32_t)off;
+	*(volatile uint32_t *)(p + len - 4) = ~seed;
+}
+
+static int check(const char *p, unsigned long len, uint32_t seed)
+{
+	unsigned long off;
+	uint32_t v;
+
+	for (off = 0; off < len; off += 4096) {
+		v = *(const volatile uint32_t *)(p + off);
+		if (v != (seed ^ (uint32_t)off)) {
+			TH_LOG("word at +%#lx is %#x, expected %#x", off, v,
+			       seed ^ (uint32_t)off);
+			return 0;
+		}
+	}
+	v = *(const volatile uint32_t *)(p + len - 4);
+	if (v != ~seed) {
+		TH_LOG("last word is %#x, expected %#x", v, ~seed);
+		return 0;
+	}
+	return 1;
+}
+
+static int zeroed(const char *p, unsigned long len)
+{
+	unsigned long off;
+
+	for (off = 0; off < len; off += 4096)
+		if (*(const volatile uint32_t *)(p + off) ||
+		    *(const volatile uint32_t *)(p + off + 4092))
+			return 0;
+	return 1;
+}
+
+/* Does the key exist? Probed by an attach without IPC_CREAT. */
+static int key_absent(int key, unsigned long len)
+{
+	long r = lp_share(key, 0, len, PROT_READ, 0);
+
+	if (LP_OK(r)) {
+		lp_unshare(r);
+		return 0;
+	}
+	if (errno != ENOENT)
+		TH_LOG("probe of key %d: %s", key, strerror(errno));
+	return errno == ENOENT;
+}
+
+/* Drop to uid/gid (-1: keep). Root stays root, with its capabilities. */
+static void become(int uid, int gid)
+{
+	if (gid >= 0 && (setgroups(0, NULL) || setresgid(gid, gid, gid))) {
+		printf("# setresgid(%d): %s\n", gid, strerror(errno));
+		_exit(1);
+	}
+	if (uid >= 0 && setresuid(uid, uid, uid)) {
+		printf("# setresuid(%d): %s\n", uid, strerror(errno));
+		_exit(1);
+	}
+}
+
+static void set_memlock(rlim_t bytes)
+{
+	struct rlimit rl = { bytes, bytes };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
+		printf("# setrlimit(RLIMIT_MEMLOCK): %s\n", strerror(errno));
+		_exit(1);
+	}
+}
+
+struct peer {
+	pid_t pid;
+	int rfd, wfd;
+};
+
+/* fork() with a pipe each way between parent and child. */
+static pid_t peer_fork(struct peer *p)
+{
+	int down[2], up[2];
+
+	if (pipe(down) || pipe(up))
+		return -1;
+	p->pid = fork();
+	if (p->pid < 0)
+		return -1;
+	if (p->pid == 0) {
+		close(down[1]);
+		close(up[0]);
+		p->rfd = down[0];
+		p->wfd = up[1];
+	} else {
+		close(down[0]);
+		close(up[1]);
+		p->rfd = up[0];
+		p->wfd = down[1];
+	}
+	return p->pid;
+}
+
+static void peer_send(struct peer *p, long v)
+{
+	if (write(p->wfd, &v, sizeof(v)) != sizeof(v)) {
+		printf("# peer_send: %s\n", strerror(errno));
+		_exit(1);
+	}
+}
+
+/* The other side's next value; if it is gone, this side fails too. */
+static long peer_recv(struct peer *p)
+{
+	long v;
+
+	if (read(p->rfd, &v, sizeof(v)) != sizeof(v)) {
+		printf("# peer_recv: the other process is gone\n");
+		_exit(1);
+	}
+	return v;
+}
+
+static int peer_wait(struct peer *p)
+{
+	int status = -1;
+
+	close(p->rfd);
+	close(p->wfd);
+	waitpid(p->pid, &status, 0);
+	return status;
+}
+
+/*
+ * A child that creates segment 'key' (len bytes, mode) as uid/gid (-1:
+ * root), fills it with fill(seed = key) and holds it until holder_stop().
+ * The test process itself never maps it, so whatever it attaches, it
+ * attaches by key.
+ */
+static void holder_start(struct peer *p, int key, unsigned long len, int mode,
+			 int uid, int gid)
+{
+	long r;
+
+	if (peer_fork(p) == 0) {
+		become(-1, gid);
+		if (uid >= 0) {
+			set_memlock(len);
+			become(uid, -1);
+		}
+		r = lp_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | mode);
+		if (!LP_OK(r)) {
+			peer_send(p, -errno);
+			_exit(1);
+		}
+		fill(LP_PTR(r), len, key);
+		peer_send(p, 0);
+		peer_recv(p);
+		_exit(lp_unshare(r) ? 2 : 0);
+	}
+	ASSERT_GT(p->pid, 0);
+	r = peer_recv(p);
+	if (r)
+		TH_LOG("holder could not create key %d: %s", key, strerror(-r));
+	ASSERT_EQ(r, 0);
+}
+
+static void holder_stop(struct peer *p)
+{
+	int status;
+
+	peer_send(p, 0);
+	status = peer_wait(p);
+	ASSERT_TRUE(CHILD_EXITED(status, 0));
+}
+
+struct probe {
+	int key, uid, gid, prot;
+	unsigned long len;
+	int err;	/* expected errno, 0: the attach must work */
+};
+
+/* In a child (run_child): attach as uid/gid and expect pr->err. */
+static void attach_as(void *arg)
+{
+	struct probe *pr = arg;
+	long r;
+
+	become(pr->uid, pr->gid);
+	if (pr->err) {
+		ASSERT_ERRNO(lp_share(pr->key, 0, pr->len, pr->prot, 0), pr->err);
+		_exit(0);
+	}
+	r = lp_share(pr->key, 0, pr->len, pr->prot, 0);
+	ASSERT_TRUE(LP_OK(r));
+	if (pr->prot & PROT_READ)
+		ASSERT_TRUE(check(LP_PTR(r), pr->len, pr->key));
+	if (pr->prot & PROT_WRITE)
+		*(volatile uint32_t *)(LP_PTR(r) + 8) = 0xfeed0000 | pr->uid;
+	ASSERT_EQ(lp_unshare(r), 0);
+	_exit(0);
+}
+
+static int probe(int key, unsigned long len, int uid, int gid, int prot,
+		 int err)
+{
+	struct probe pr = { key, uid, gid, prot, len, err };
+
+	return run_child(attach_as, &pr);
+}
+
+TEST(share_create_returns_aligned_zeroed_segment)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree();
+	long r;
+
+	r = lp_share(1000, 0, len, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_EQ((unsigned long)r % lp_size(), 0);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	EXPECT_TRUE(zeroed(LP_PTR(r), len));
+	fill(LP_PTR(r), len, 1000);
+	EXPECT_TRUE(check(LP_PTR(r), len, 1000));
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(share_attach_from_other_process_sees_data_both_ways)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree();
+	struct peer p;
+	int status;
+	long r;
+
+	/* Fork first: the child attaches by key, not by inheritance. */
+	if (peer_fork(&p) == 0) {
+		peer_recv(&p);
+		r = lp_share(1001, 0, len, RW, 0);
+		ASSERT_TRUE(LP_OK(r));
+		ASSERT_TRUE(check(LP_PTR(r), len, 0x1001));
+		fill(LP_PTR(r), len, 0x2002);
+		peer_send(&p, lp_nfree());
+		peer_recv(&p);
+		ASSERT_TRUE(check(LP_PTR(r), len, 0x3003));
+		ASSERT_EQ(lp_unshare(r), 0);
+		_exit(0);
+	}
+	ASSERT_GT(p.pid, 0);
+	r = lp_share(1001, 0, len, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	fill(LP_PTR(r), len, 0x1001);
+	peer_send(&p, 0);
+	/* A second attacher takes no pages of its own. */
+	EXPECT_EQ(peer_recv(&p), nfree - 2);
+	EXPECT_TRUE(check(LP_PTR(r), len, 0x2002));
+	fill(LP_PTR(r), len, 0x3003);
+	peer_send(&p, 0);
+	status = peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(status, 0));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(share_creat_on_existing_key_attaches_it)
+{
+	unsigned long len = lp_size();
+	struct peer p;
+	long nfree = lp_nfree(), r;
+
+	holder_start(&p, 1002, len, 0600, -1, -1);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	r = lp_share(1002, 0, len, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_TRUE(check(LP_PTR(r), len, 1002));
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	ASSERT_EQ(lp_unshare(r), 0);
+	holder_stop(&p);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(share_creat_excl_on_existing_key_eexist)
+{
+	unsigned long len = lp_size();
+	struct peer p;
+	long nfree = lp_nfree();
+
+	holder_start(&p, 1003, len, 0600, -1, -1);
+	EXPECT_ERRNO(lp_share(1003, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600),
+		     EEXIST);
+	EXPECT_ERRNO(lp_share(1003, 0, len, PROT_READ, IPC_CREAT | IPC_EXCL),
+		     EEXIST);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	holder_stop(&p);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(share_absent_key_without_creat_enoent)
+{
+	long nfree = lp_nfree();
+
+	EXPECT_ERRNO(lp_share(1004, 0, lp_size(), RW, 0), ENOENT);
+	EXPECT_ERRNO(lp_share(1004, 0, lp_size(), PROT_READ, 0644), ENOENT);
+	EXPECT_ERRNO(lp_share(1004, 0, lp_size(), PROT_READ, IPC_EXCL), ENOENT);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(share_key_zero_or_negative_einval)
+{
+	long nfree = lp_nfree();
+
+	EXPECT_ERRNO(lp_share(0, 0, lp_size(), RW, IPC_CREAT | 0600), EINVAL);
+	EXPECT_ERRNO(lp_share(-1, 0, lp_size(), RW, IPC_CREAT | 0600), EINVAL);
+	EXPECT_ERRNO(lp_share(-1005, 0, lp_size(), RW, IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lp_share(INT32_MIN, 0, lp_size(), RW, IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lp_share(0, 0, lp_size(), RW, 0), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(share_attach_len_mismatch_einval)
+{
+	unsigned long len = 2 * lp_size();
+	struct peer p;
+	long nfree = lp_nfree();
+
+	holder_start(&p, 1006, len, 0600, -1, -1);
+	EXPECT_ERRNO(lp_share(1006, 0, lp_size(), RW, 0), EINVAL);
+	EXPECT_ERRNO(lp_share(1006, 0, 3 * lp_size(), RW, 0), EINVAL);
+	EXPECT_ERRNO(lp_share(1006, 0, lp_size(), RW, IPC_CREAT | 0600),
+		     EINVAL);
+	EXPECT_ERRNO(lp_share(1006, 0, len + 4096, RW, 0), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	holder_stop(&p);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(share_len_zero_or_unaligned_einval)
+{
+	long nfree = lp_nfree();
+
+	EXPECT_ERRNO(lp_share(1007, 0, 0, RW, IPC_CREAT | 0600), EINVAL);
+	EXPECT_ERRNO(lp_share(1007, 0, 4096, RW, IPC_CREAT | 0600), EINVAL);
+	EXPECT_ERRNO(lp_share(1007, 0, lp_size() / 2, RW, IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lp_share(1007, 0, lp_size() + 4096, RW, IPC_CREAT),
+		     EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(key_absent(1007, lp_size()));
+}
+
+TEST(share_bad_prot_einval)
+{
+	long nfree = lp_nfree();
+
+	EXPECT_ERRNO(lp_share(1008, 0, lp_size(), RW | 0x8, IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lp_share(1008, 0, lp_size(), PROT_READ | PROT_GROWSDOWN,
+			      IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lp_share(1008, 0, lp_size(), -1, IPC_CREAT), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(key_absent(1008, lp_size()));
+}
+
+TEST(share_unknown_flag_bits_einval)
+{
+	unsigned long len = lp_size();
+	struct peer p;
+	long nfree = lp_nfree();
+
+	EXPECT_ERRNO(lp_share(1009, 0, len, RW, IPC_CREAT | IPC_NOWAIT), EINVAL);
+	EXPECT_ERRNO(lp_share(1009, 0, len, RW, IPC_CREAT | 0x10000), EINVAL);
+	EXPECT_ERRNO(lp_share(1009, 0, len, RW, IPC_CREAT | 0x80000000), EINVAL);
+	EXPECT_ERRNO(lp_share(1009, 0, len, RW, -1), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(key_absent(1009, len));
+
+	/* The same bits are refused when attaching an existing key. */
+	holder_start(&p, 1010, len, 0600, -1, -1);
+	EXPECT_ERRNO(lp_share(1010, 0, len, RW, IPC_NOWAIT), EINVAL);
+	EXPECT_ERRNO(lp_share(1010, 0, len, RW, 0x40000), EINVAL);
+	holder_stop(&p);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(share_last_detach_frees_pages_and_key)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree();
+	long r;
+
+	r = lp_share(1011, 0, len, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	fill(LP_PTR(r), len, 1011);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_ERRNO(lp_share(1011, 0, len, RW, 0), ENOENT);
+
+	/* The key is free again: a new, zeroed segment. */
+	r = lp_share(1011, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_TRUE(zeroed(LP_PTR(r), len));
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(share_segment_survives_creator_detach)
+{
+	unsigned long len = lp_size();
+	long nfree = lp_nfree();
+	struct peer p;
+	int status;
+	long r;
+
+	if (peer_fork(&p) == 0) {
+		peer_recv(&p);
+		r = lp_share(1012, 0, len, RW, 0);
+		ASSERT_TRUE(LP_OK(r));
+		ASSERT_TRUE(check(LP_PTR(r), len, 1012));
+		peer_send(&p, 0);
+		peer_recv(&p);		/* the creator has detached */
+		ASSERT_TRUE(check(LP_PTR(r), len, 1012));
+		fill(LP_PTR(r), len, 0x1012);
+		peer_send(&p, 0);
+		peer_recv(&p);
+		ASSERT_EQ(lp_unshare(r), 0);
+		_exit(0);
+	}
+	ASSERT_GT(p.pid, 0);
+	r = lp_share(1012, 0, len, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	fill(LP_PTR(r), len, 1012);
+	peer_send(&p, 0);
+	peer_recv(&p);
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	peer_send(&p, 0);
+	peer_recv(&p);
+
+	/* Still there for a new attach, with the other process's data. */
+	r = lp_share(1012, 0, len, RW, 0);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_TRUE(check(LP_PTR(r), len, 0x1012));
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+
+	peer_send(&p, 0);
+	status = peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(status, 0));
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(key_absent(1012, len));
+}
+
+TEST(share_more_than_32_segments)
+{
+	long nfree = lp_nfree(), r[40];
+	int n = nfree < 40 ? (int)nfree : 40, i;
+
+	if (n < 33)
+		SKIP("only %ld free large pages, need 33 for 33 segments", nfree);
+	for (i = 0; i < n; i++) {
+		r[i] = lp_share(1100 + i, 0, lp_size(), RW, IPC_CREAT | 0600);
+		if (!LP_OK(r[i]))
+			TH_LOG("segment %d (key %d): %s", i, 1100 + i,
+			       strerror(errno));
+		ASSERT_TRUE(LP_OK(r[i]));
+		fill(LP_PTR(r[i]), lp_size(), 1100 + i);
+	}
+	EXPECT_EQ(lp_nfree(), nfree - n);
+	for (i = 0; i < n; i++)
+		EXPECT_TRUE(check(LP_PTR(r[i]), lp_size(), 1100 + i));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(lp_unshare(r[i]), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	for (i = 0; i < n; i++)
+		EXPECT_TRUE(key_absent(1100 + i, lp_size()));
+}
+
+TEST(share_mode_0600_other_user_eacces)
+{
+	struct peer p;
+	int st;
+
+	holder_start(&p, 1013, lp_size(), 0600, -1, -1);
+	st = probe(1013, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	st = probe(1013, lp_size(), NOBODY, NOBODY, RW, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	holder_stop(&p);
+}
+
+TEST(share_mode_0644_other_read_only)
+{
+	struct peer p;
+	int st;
+
+	holder_start(&p, 1014, lp_size(), 0644, -1, -1);
+	st = probe(1014, lp_size(), NOBODY, NOBODY, PROT_READ, 0);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	st = probe(1014, lp_size(), NOBODY, NOBODY, RW, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	st = probe(1014, lp_size(), NOBODY, NOBODY, PROT_WRITE, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	holder_stop(&p);
+}
+
+TEST(share_mode_0640_other_not_in_group_eacces)
+{
+	struct peer p;
+	int st;
+
+	/* Created by root:root; nobody (gid 65534) is "other". */
+	holder_start(&p, 1015, lp_size(), 0640, -1, -1);
+	st = probe(1015, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	holder_stop(&p);
+}
+
+TEST(share_mode_0640_group_member_read_only)
+{
+	struct peer p;
+	int st;
+
+	/* Created by uid 0 with gid 65534: nobody is in the group. */
+	holder_start(&p, 1016, lp_size(), 0640, -1, NOBODY);
+	st = probe(1016, lp_size(), NOBODY, NOBODY, PROT_READ, 0);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	st = probe(1016, lp_size(), NOBODY, NOBODY, RW, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	holder_stop(&p);
+}
+
+TEST(share_group_member_gets_group_bits_not_other)
+{
+	struct peer p;
+	int st;
+
+	/* 0604: group none, other read. A group member is not "other". */
+	holder_start(&p, 1017, lp_size(), 0604, -1, NOBODY);
+	st = probe(1017, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	st = probe(1017, lp_size(), NOBODY - 1, NOBODY - 1, PROT_READ, 0);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	holder_stop(&p);
+}
+
+TEST(share_mode_0666_other_read_write)
+{
+	unsigned long len = lp_size();
+	struct peer p;
+	long r;
+	int st;
+
+	holder_start(&p, 1018, len, 0666, -1, -1);
+	st = probe(1018, len, NOBODY, NOBODY, RW, 0);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	/* nobody's write landed in the segment. */
+	r = lp_share(1018, 0, len, PROT_READ, 0);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_EQ(*(volatile uint32_t *)(LP_PTR(r) + 8), 0xfeed0000 | NOBODY);
+	ASSERT_EQ(lp_unshare(r), 0);
+	holder_stop(&p);
+}
+
+TEST(share_read_needed_even_for_write_only_mode)
+{
+	struct peer p;
+	int st;
+
+	/* 0602: other may write but not read; attaching needs read. */
+	holder_start(&p, 1019, lp_size(), 0602, -1, -1);
+	st = probe(1019, lp_size(), NOBODY, NOBODY, PROT_WRITE, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	st = probe(1019, lp_size(), NOBODY, NOBODY, RW, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	st = probe(1019, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	holder_stop(&p);
+}
+
+TEST(share_mode_zero_means_0600)
+{
+	struct peer p;
+	int st;
+
+	/* Owned by nobody: the owner may read and write, others nothing. */
+	holder_start(&p, 1020, lp_size(), 0, NOBODY, NOBODY);
+	st = probe(1020, lp_size(), NOBODY, NOBODY, RW, 0);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	st = probe(1020, lp_size(), NOBODY - 1, NOBODY, PROT_READ, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	holder_stop(&p);
+}
+
+TEST(share_root_bypasses_mode)
+{
+	unsigned long len = lp_size();
+	struct peer p;
+	long r;
+
+	/* CAP_IPC_OWNER: root attaches nobody's 0600 segment read-write. */
+	holder_start(&p, 1022, len, 0600, NOBODY, NOBODY);
+	r = lp_share(1022, 0, len, RW, 0);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_TRUE(check(LP_PTR(r), len, 1022));
+	ASSERT_EQ(lp_unshare(r), 0);
+	holder_stop(&p);
+}
+
+TEST(share_read_only_attach_cannot_write)
+{
+	unsigned long len = lp_size();
+	struct peer p;
+	long r;
+
+	holder_start(&p, 1023, len, 0644, -1, -1);
+	r = lp_share(1023, 0, len, PROT_READ, 0);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_TRUE(check(LP_PTR(r), len, 1023));
+	EXPECT_TRUE(!touch_faults(LP_PTR(r) + 4096, 0));
+	EXPECT_TRUE(touch_faults(LP_PTR(r) + 4096, 1));
+	/* The faulting write did not reach the segment. */
+	EXPECT_TRUE(check(LP_PTR(r), len, 1023));
+	ASSERT_EQ(lp_unshare(r), 0);
+	holder_stop(&p);
+}
+
+TEST(share_unshare_bad_address_einval)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree(), r;
+	char *normal;
+
+	r = lp_share(1024, 0, len, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	fill(LP_PTR(r), len, 1024);
+	normal = mmap(NULL, 4096, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(normal != MAP_FAILED);
+
+	EXPECT_ERRNO(lp_unshare(r + lp_size()), EINVAL);
+	EXPECT_ERRNO(lp_unshare(r + 4096), EINVAL);
+	EXPECT_ERRNO(lp_unshare(r + 1), EINVAL);
+	EXPECT_ERRNO(lp_unshare((unsigned long)normal), EINVAL);
+	EXPECT_ERRNO(lp_unshare(0), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	EXPECT_TRUE(check(LP_PTR(r), len, 1024));
+
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_ERRNO(lp_unshare(r), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree);
+	munmap(normal, 4096);
+}
+
+TEST(share_unshare_accepts_get_mapping)
+{
+	long nfree = lp_nfree();
+	long r = lp_get(0, 2 * lp_size(), RW, MAP_SHARED);
+
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
+	EXPECT_ERRNO(lp_free(r), EINVAL);
+}
+
+TEST(share_free_accepts_keyed_segment)
+{
+	long nfree = lp_nfree();
+	long r = lp_share(1025, 0, lp_size(), RW, IPC_CREAT | 0600);
+
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
+	EXPECT_TRUE(key_absent(1025, lp_size()));
+}
+
+TEST(share_keys_are_independent)
+{
+	unsigned long len = lp_size();
+	long nfree = lp_nfree(), a, b;
+
+	a = lp_share(1026, 0, len, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(a));
+	b = lp_share(1027, 0, 2 * len, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(b));
+	EXPECT_EQ(lp_nfree(), nfree - 3);
+	fill(LP_PTR(a), len, 1026);
+	fill(LP_PTR(b), 2 * len, 1027);
+	EXPECT_TRUE(check(LP_PTR(a), len, 1026));
+	ASSERT_EQ(lp_unshare(a), 0);
+	EXPECT_TRUE(key_absent(1026, len));
+	EXPECT_TRUE(check(LP_PTR(b), 2 * len, 1027));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lp_unshare(b), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}

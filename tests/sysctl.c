@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /proc/sys/kernel/numlargepages: reads the pool's total, writes change
+ * it by a delta. Every test that resizes the pool runs its body in a
+ * child and puts the pool back to its original size afterwards, whatever
+ * the body did: later tests depend on it.
+ */
+#include <sys/stat.h>
+#include "lp.h"
+
+#define RW (PROT_READ | PROT_WRITE)
+
+/* Bring the pool back to 'total' pages (every page must be free). */
+static int restore_pool(long total)
+{
+	long now = lp_total();
+	int i;
+
+	for (i = 0; i < 5 && now != total; i++) {
+		lp_resize(total - now);
+		now = lp_total();
+	}
+	if (now != total)
+		TH_LOG("pool not restored: %ld pages, was %ld", now, total);
+	return now == total ? 0 : -1;
+}
+
+/* Run body in a child, then restore the pool; the child's exit status. */
+static int resize_test(void (*body)(void *), void *arg)
+{
+	long total = lp_total();
+	int st = run_child(body, arg);
+
+	ASSERT_EQ(restore_pool(total), 0);
+	if (!CHILD_EXITED(st, 0))
+		TH_LOG("body status %#x", st);
+	return st;
+}
+
+#define BODY_DONE() _exit(harness_failed ? 1 : 0)
+
+TEST(sysctl_reads_pool_total)
+{
+	long total = lp_total();
+
+	ASSERT_GE(total, 1);
+	EXPECT_EQ(read_long(NUMLARGEPAGES), total);
+	EXPECT_EQ(lp_nfree(), total);
+}
+
+TEST(sysctl_file_mode_0644_root)
+{
+	struct stat sb;
+
+	ASSERT_EQ(stat(NUMLARGEPAGES, &sb), 0);
+	EXPECT_TRUE(S_ISREG(sb.st_mode));
+	EXPECT_EQ(sb.st_mode & 07777, 0644);
+	EXPECT_EQ(sb.st_uid, 0);
+}
+
+static void grow_body(void *arg)
+{
+	long total = lp_total(), nfree = lp_nfree();
+
+	(void)arg;
+	ASSERT_EQ(lp_resize(2), 0);
+	EXPECT_EQ(lp_total(), total + 2);
+	EXPECT_EQ(lp_nfree(), nfree + 2);
+	EXPECT_EQ(read_long(NUMLARGEPAGES), total + 2);
+	BODY_DONE();
+}
+
+TEST(sysctl_write_positive_grows_pool)
+{
+	EXPECT_TRUE(CHILD_EXITED(resize_test(grow_body, NULL), 0));
+}
+
+static void shrink_body(void *arg)
+{
+	long total = lp_total(), nfree = lp_nfree();
+
+	(void)arg;
+	ASSERT_GE(total, 3);
+	ASSERT_EQ(lp_resize(-2), 0);
+	EXPECT_EQ(lp_total(), total - 2);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	EXPECT_EQ(read_long(NUMLARGEPAGES), total - 2);
+	/* Nothing more than the pool holds can be had now. */
+	EXPECT_ERRNO(lp_get(0, (nfree - 1) * lp_size(), RW, MAP_PRIVATE),
+		     ENOMEM);
+	BODY_DONE();
+}
+
+TEST(sysctl_write_negative_shrinks_pool)
+{
+	EXPECT_TRUE(CHILD_EXITED(resize_test(shrink_body, NULL), 0));
+}
+
+TEST(sysctl_write_zero_changes_nothing)
+{
+	long total = lp_total(), nfree = lp_nfree();
+
+	EXPECT_EQ(lp_resize(0), 0);
+	EXPECT_EQ(write_text(NUMLARGEPAGES, "0"), 0);
+	EXPECT_EQ(lp_total(), total);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_EQ(read_long(NUMLARGEPAGES), total);
+}
+
+static void delta_body(void *arg)
+{
+	long total = lp_total();
+
+	(void)arg;
+	/* Unlike nr_hugepages, "1" means one more, not one in all. */
+	ASSERT_EQ(lp_resize(1), 0);
+	ASSERT_EQ(lp_resize(1), 0);
+	EXPECT_EQ(lp_total(), total + 2);
+	EXPECT_EQ(read_long(NUMLARGEPAGES), total + 2);
+	ASSERT_EQ(lp_resize(-1), 0);
+	EXPECT_EQ(lp_total(), total + 1);
+	ASSERT_EQ(lp_resize(-1), 0);
+	EXPECT_EQ(lp_total(), total);
+	EXPECT_EQ(lp_nfree(), total);
+	BODY_DONE();
+}
+
+TEST(sysctl_write_is_a_delta)
+{
+	EXPECT_TRUE(CHILD_EXITED(resize_test(delta_body, NULL), 0));
+}
+
+static void junk_body(void *arg)
+{
+	static const char *const junk[] = {
+		"abc", "abc\n", "1x", "x1", "1.5", "-", "0x", "two\n",
+	};
+	long total = lp_total(), nfree = lp_nfree();
+	unsigned int i;
+	int ret;
+
+	(void)arg;
+	for (i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+		ret = write_text(NUMLARGEPAGES, junk[i]);
+		if (ret != -EINVAL)
+			TH_LOG("writing '%s': %d (%s)", junk[i], ret,
+			       strerror(-ret));
+		EXPECT_EQ(ret, -EINVAL);
+		EXPECT_EQ(lp_total(), total);
+		EXPECT_EQ(lp_nfree(), nfree);
+	}
+	/* SPEC says nothing of an empty write's result: only that nothing changes. */
+	write_text(NUMLARGEPAGES, "");
+	EXPECT_EQ(lp_total(), total);
+	BODY_DONE();
+}
+
+TEST(sysctl_write_junk_einval)
+{
+	EXPECT_TRUE(CHILD_EXITED(resize_test(junk_body, NULL), 0));
+}
+
+static void spare_body(void *arg)
+{
+	long total = lp_total(), r, k;
+	char buf[32];
+
+	(void)arg;
+	ASSERT_GE(total, 6);
+	r = lp_get(0, 3 * lp_size(), RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	k = lp_share(8000, 0, 2 * lp_size(), RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(k));
+	memset(LP_PTR(r), 0x5a, 3 * lp_size());
+	memset(LP_PTR(k), 0xa5, 2 * lp_size());
+
+	/* Shrink by everything: only the 5 pages in use remain. */
+	snprintf(buf, sizeof(buf), "-%ld", total);
+	ASSERT_EQ(write_text(NUMLARGEPAGES, buf), 0);
+	EXPECT_EQ(lp_total(), 5);
+	EXPECT_EQ(lp_nfree(), 0);
+	EXPECT_EQ(read_long(NUMLARGEPAGES), 5);
+	EXPECT_EQ(LP_PTR(r)[3 * lp_size() - 1], 0x5a);
+	EXPECT_EQ((unsigned char)LP_PTR(k)[2 * lp_size() - 1], 0xa5);
+
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_total(), 5);
+	EXPECT_EQ(lp_nfree(), 3);
+	ASSERT_EQ(lp_unshare(k), 0);
+	EXPECT_EQ(lp_nfree(), 5);
+
+	snprintf(buf, sizeof(buf), "%ld", total - 5);
+	ASSERT_EQ(write_text(NUMLARGEPAGES, buf), 0);
+	EXPECT_EQ(lp_total(), total);
+	EXPECT_EQ(lp_nfree(), total);
+	BODY_DONE();
+}
+
+TEST(sysctl_shrink_never_takes_pages_in_use)
+{
+	EXPECT_TRUE(CHILD_EXITED(resize_test(spare_body, NULL), 0));
+}
+
+static void empty_body(void *arg)
+{
+	long total = lp_total();
+
+	(void)arg;
+	ASSERT_EQ(lp_resize(-(total + 10)), 0);
+	EXPECT_EQ(lp_total(), 0);
+	EXPECT_EQ(lp_nfree(), 0);
+	EXPECT_ERRNO(lp_get(0, lp_size(), RW, MAP_PRIVATE), ENOMEM);
+	EXPECT_ERRNO(lp_share(8001, 0, lp_size(), RW, IPC_CREAT), ENOMEM);
+	ASSERT_EQ(lp_resize(total), 0);
+	EXPECT_EQ(lp_total(), total);
+	EXPECT_EQ(lp_nfree(), total);
+	BODY_DONE();
+}
+
+TEST(sysctl_shrink_past_zero_empties_pool)
+{
+	EXPECT_TRUE(CHILD_EXITED(resize_test(empty_body, NULL), 0));
+}
+
+static void usable_body(void *arg)
+{
+	long total = lp_total(), r;
+	unsigned long off;
+
+	(void)arg;
+	/* Empty the pool, so that every page mapped below is a grown one. */
+	ASSERT_EQ(lp_resize(-total), 0);
+	ASSERT_EQ(lp_total(), 0);
+	ASSERT_EQ(lp_resize(2), 0);
+	ASSERT_EQ(lp_total(), 2);
+	EXPECT_EQ(lp_nfree(), 2);
+	r = lp_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	for (off = 0; off < 2 * lp_size(); off += 4096) {
+		if (*(volatile uint32_t *)(LP_PTR(r) + off))
+			break;
+		*(volatile uint32_t *)(LP_PTR(r) + off) = off;
+	}
+	EXPECT_EQ(off, 2 * lp_size());
+	EXPECT_EQ(lp_nfree(), 0);
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_nfree(), 2);
+	BODY_DONE();
+}
+
+TEST(sysctl_grown_pages_are_usable_and_zeroed)
+{
+	EXPECT_TRUE(CHILD_EXITED(resize_test(usable_body, NULL), 0));
+}
+
+static void grow_in_use_body(void *arg)
+{
+	long total = lp_total(), r;
+
+	(void)arg;
+	r = lp_get(0, 2 * lp_size(), RW, MAP_SHARED);
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(lp_resize(3), 0);
+	EXPECT_EQ(lp_total(), total + 3);
+	EXPECT_EQ(lp_nfree(), total + 1);
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_nfree(), total + 3);
+	BODY_DONE();
+}
+
+TEST(sysctl_grow_while_pages_in_use)
+{
+	EXPECT_TRUE(CHILD_EXITED(resize_test(grow_in_use_body, NULL), 0));
+}
+
+static void nobody_open_body(void *arg)
+{
+	long total = lp_total();
+	int ret;
+
+	(void)arg;
+	become_nobody();
+	ret = write_text(NUMLARGEPAGES, "1");
+	if (ret != -EACCES && ret != -EPERM)
+		TH_LOG("nobody's write: %d", ret);
+	EXPECT_TRUE(ret == -EACCES || ret == -EPERM);
+	EXPECT_EQ(lp_total(), total);
+	/* Reading is for everyone. */
+	EXPECT_EQ(read_long(NUMLARGEPAGES), total);
+	BODY_DONE();
+}
+
+TEST(sysctl_unprivileged_write_refused)
+{
+	EXPECT_TRUE(CHILD_EXITED(resize_test(nobody_open_body, NULL), 0));
+}
+
+static void nobody_fd_body(void *arg)
+{
+	long total = lp_total();
+	int fd = open(NUMLARGEPAGES, O_WRONLY);
+
+	(void)arg;
+	ASSERT_GE(fd, 0);
+	become_nobody();
+	errno = 0;
+	EXPECT_EQ(write(fd, "1", 1), -1);
+	EXPECT_TRUE(errno == EACCES || errno == EPERM);
+	close(fd);
+	EXPECT_EQ(lp_total(), total);
+	BODY_DONE();
+}
+
+TEST(sysctl_write_refused_through_fd_opened_by_root)
+{
+	EXPECT_TRUE(CHILD_EXITED(resize_test(nobody_fd_body, NULL), 0));
+}
