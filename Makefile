@@ -2,13 +2,13 @@
 # run the tests in QEMU. Each step is a script in scripts/; this file only
 # wires them together. Steps skip themselves when their inputs are unchanged.
 #
-#   make test                 every flavour (FLAVOURS=pae nopae; off is not wired yet)
+#   make test                 every flavour (FLAVOURS=pae nopae off)
 #   make test FLAVOURS=nopae  one flavour
 #   make run [CMD='...']      a shell (or one command) in the pae guest
 #   make bench                benchmarks (not part of make test)
 
 BUILD ?= $(CURDIR)/build
-FLAVOURS ?= pae nopae
+FLAVOURS ?= pae nopae off
 RUN_FLAVOUR ?= pae
 export BUILD
 
