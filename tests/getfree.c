@@ -4,20 +4,6 @@
 
 #define RW (PROT_READ | PROT_WRITE)
 
-static int maps_lines(void)
-{
-	char line[512];
-	int n = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
-}
-
 TEST(get_returns_aligned_address)
 {
 	unsigned long len = lp_size();
@@ -150,15 +136,11 @@ TEST(get_hint_used_when_free)
 {
 	unsigned long len = lp_size();
 	unsigned long hint;
-	void *probe;
 	long r;
 
 	/* Find a free, aligned range: reserve, release, then ask for it. */
-	probe = mmap(NULL, 4 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-		     -1, 0);
-	ASSERT_TRUE(probe != MAP_FAILED);
-	hint = ((unsigned long)probe + len - 1) & ~(len - 1);
-	munmap(probe, 4 * len);
+	hint = lp_unmapped_range(3 * len, len);
+	ASSERT_TRUE(hint != 0);
 
 	r = lp_get(hint, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
@@ -170,14 +152,10 @@ TEST(get_hint_rounded_up_to_large_page)
 {
 	unsigned long len = lp_size();
 	unsigned long hint;
-	void *probe;
 	long r;
 
-	probe = mmap(NULL, 4 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-		     -1, 0);
-	ASSERT_TRUE(probe != MAP_FAILED);
-	hint = ((unsigned long)probe + len - 1) & ~(len - 1);
-	munmap(probe, 4 * len);
+	hint = lp_unmapped_range(3 * len, len);
+	ASSERT_TRUE(hint != 0);
 
 	r = lp_get(hint + 4096, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
@@ -263,14 +241,14 @@ TEST(get_bad_flags_einval)
 TEST(get_exhaustion_is_all_or_nothing)
 {
 	long nfree = lp_nfree(), total = lp_total();
-	int lines = maps_lines();
+	int lines = lp_maps_lines();
 
 	ASSERT_GT(nfree, 0);
 	EXPECT_ERRNO(lp_get(0, (nfree + 1) * lp_size(), RW, MAP_PRIVATE),
 		     ENOMEM);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_EQ(lp_total(), total);
-	EXPECT_EQ(maps_lines(), lines);
+	EXPECT_EQ(lp_maps_lines(), lines);
 }
 
 TEST(get_exhaustion_after_partial_use)

@@ -32,19 +32,6 @@ static void fillw(char *buf, unsigned long from, unsigned long len,
 		*(uint32_t *)(buf + k) = pat(from + k, seed);
 }
 
-/* LargePages_Free once it reaches want, or its value after a second. */
-static long settle_nfree(long want)
-{
-	long n = lp_nfree();
-	int i;
-
-	for (i = 0; i < 50 && n != want; i++) {
-		usleep(20000);
-		n = lp_nfree();
-	}
-	return n;
-}
-
 /* Does buf hold the pattern's bytes [from, from + len)? */
 static int checkw(const char *buf, unsigned long from, unsigned long len,
 		  uint32_t seed)
@@ -61,65 +48,6 @@ static int checkw(const char *buf, unsigned long from, unsigned long len,
 		}
 	}
 	return 1;
-}
-
-struct peer {
-	pid_t pid;
-	int rfd, wfd;
-};
-
-/* fork() with a pipe each way between parent and child. */
-static pid_t peer_fork(struct peer *p)
-{
-	int down[2], up[2];
-
-	if (pipe(down) || pipe(up))
-		return -1;
-	p->pid = fork();
-	if (p->pid < 0)
-		return -1;
-	if (p->pid == 0) {
-		close(down[1]);
-		close(up[0]);
-		p->rfd = down[0];
-		p->wfd = up[1];
-	} else {
-		close(down[0]);
-		close(up[1]);
-		p->rfd = up[0];
-		p->wfd = down[1];
-	}
-	return p->pid;
-}
-
-static void peer_send(struct peer *p, long v)
-{
-	if (write(p->wfd, &v, sizeof(v)) != sizeof(v)) {
-		printf("# peer_send: %s\n", strerror(errno));
-		_exit(1);
-	}
-}
-
-/* The other side's next value; if it is gone, this side fails too. */
-static long peer_recv(struct peer *p)
-{
-	long v;
-
-	if (read(p->rfd, &v, sizeof(v)) != sizeof(v)) {
-		printf("# peer_recv: the other process is gone\n");
-		_exit(1);
-	}
-	return v;
-}
-
-static int peer_wait(struct peer *p)
-{
-	int status = -1;
-
-	close(p->rfd);
-	close(p->wfd);
-	waitpid(p->pid, &status, 0);
-	return status;
 }
 
 /* An unlinked file for O_DIRECT on the root (ext4) file system. */
@@ -286,18 +214,18 @@ TEST(gup_proc_pid_mem_read_and_write)
 	unsigned long lp = lp_size(), from = lp - 4096;
 	uint32_t val = 0xdeadbeef;
 	static char buf[8192];
-	struct peer p;
+	struct lp_peer p;
 	char path[64];
 	long addr;
 	int fd, st;
 
-	if (peer_fork(&p) == 0) {
+	if (lp_peer_fork(&p) == 0) {
 		long r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
 
 		ASSERT_TRUE(LP_OK(r));
 		fillw(LP_PTR(r), 0, 2 * lp, 0x3004);
-		peer_send(&p, r);
-		peer_recv(&p);
+		lp_peer_send(&p, r);
+		lp_peer_recv(&p);
 		ASSERT_EQ(*(volatile uint32_t *)(LP_PTR(r) + lp + 100),
 			  0xdeadbeef);
 		ASSERT_TRUE(checkw(LP_PTR(r) + lp + 104, lp + 104, 4096, 0x3004));
@@ -305,7 +233,7 @@ TEST(gup_proc_pid_mem_read_and_write)
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
-	addr = peer_recv(&p);
+	addr = lp_peer_recv(&p);
 	snprintf(path, sizeof(path), "/proc/%d/mem", p.pid);
 	fd = open(path, O_RDWR | O_LARGEFILE);
 	ASSERT_GE(fd, 0);
@@ -317,32 +245,32 @@ TEST(gup_proc_pid_mem_read_and_write)
 			   (off64_t)(unsigned long)(addr + lp + 100)),
 		  sizeof(val));
 	close(fd);
-	peer_send(&p, 0);
-	st = peer_wait(&p);
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 }
 
 TEST(gup_ptrace_peek_and_poke)
 {
 	unsigned long lp = lp_size();
-	struct peer p;
+	struct lp_peer p;
 	long addr, w;
 	int st;
 
-	if (peer_fork(&p) == 0) {
+	if (lp_peer_fork(&p) == 0) {
 		long r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
 
 		ASSERT_TRUE(LP_OK(r));
 		fillw(LP_PTR(r), 0, 2 * lp, 0x3005);
 		ASSERT_EQ(ptrace(PTRACE_TRACEME, 0, NULL, NULL), 0);
-		peer_send(&p, r);
+		lp_peer_send(&p, r);
 		raise(SIGSTOP);
 		ASSERT_EQ(*(volatile uint32_t *)(LP_PTR(r) + lp + 8), 0x600dcafe);
 		ASSERT_EQ(lp_free(r), 0);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
-	addr = peer_recv(&p);
+	addr = lp_peer_recv(&p);
 	ASSERT_EQ(waitpid(p.pid, &st, 0), p.pid);
 	ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP);
 
@@ -361,7 +289,7 @@ TEST(gup_ptrace_peek_and_poke)
 	EXPECT_EQ((uint32_t)w, 0x600dcafe);
 
 	ASSERT_EQ(ptrace(PTRACE_CONT, p.pid, NULL, NULL), 0);
-	st = peer_wait(&p);
+	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 }
 
@@ -413,13 +341,13 @@ static int futex_waker(volatile uint32_t *word, volatile uint32_t *ready,
 TEST(gup_futex_between_processes_in_keyed_segment)
 {
 	unsigned long lp = lp_size();
-	struct peer p;
+	struct lp_peer p;
 	int st, found;
 	long r;
 
 	/* Fork first: both sides attach the key themselves. */
-	if (peer_fork(&p) == 0) {
-		peer_recv(&p);
+	if (lp_peer_fork(&p) == 0) {
+		lp_peer_recv(&p);
 		r = lp_share(3006, 0, 2 * lp, RW, 0);
 		ASSERT_TRUE(LP_OK(r));
 		st = futex_waiter((uint32_t *)(LP_PTR(r) + lp + 128),
@@ -430,10 +358,10 @@ TEST(gup_futex_between_processes_in_keyed_segment)
 	ASSERT_GT(p.pid, 0);
 	r = lp_share(3006, 0, 2 * lp, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
-	peer_send(&p, 0);
+	lp_peer_send(&p, 0);
 	found = futex_waker((uint32_t *)(LP_PTR(r) + lp + 128),
 			    (uint32_t *)(LP_PTR(r) + 64), FUTEX_WAKE);
-	st = peer_wait(&p);
+	st = lp_peer_wait(&p);
 	EXPECT_TRUE(found);
 	if (!CHILD_EXITED(st, 0))
 		TH_LOG("waiter status %#x (exit 2: its wait timed out)", st);
@@ -531,14 +459,14 @@ TEST(gup_process_shared_mutex_in_keyed_segment)
 {
 	unsigned long len = lp_size();
 	pthread_mutexattr_t attr;
-	struct peer p[2];
+	struct lp_peer p[2];
 	struct sga *s;
 	int i, st;
 	long r;
 
 	for (i = 0; i < 2; i++) {
-		if (peer_fork(&p[i]) == 0) {
-			peer_recv(&p[i]);
+		if (lp_peer_fork(&p[i]) == 0) {
+			lp_peer_recv(&p[i]);
 			r = lp_share(3007, 0, len, RW, 0);
 			ASSERT_TRUE(LP_OK(r));
 			st = hammer((struct sga *)LP_PTR(r));
@@ -554,10 +482,10 @@ TEST(gup_process_shared_mutex_in_keyed_segment)
 	ASSERT_EQ(pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED), 0);
 	ASSERT_EQ(pthread_mutex_init(&s->lock, &attr), 0);
 	for (i = 0; i < 2; i++)
-		peer_send(&p[i], 0);
+		lp_peer_send(&p[i], 0);
 	EXPECT_EQ(hammer(s), 0);
 	for (i = 0; i < 2; i++) {
-		st = peer_wait(&p[i]);
+		st = lp_peer_wait(&p[i]);
 		EXPECT_TRUE(CHILD_EXITED(st, 0));
 	}
 	EXPECT_EQ(s->counter, 3 * HAMMER);
@@ -654,5 +582,5 @@ TEST(gup_vmsplice_reference_outlives_free)
 	close(fds[0]);
 	close(fds[1]);
 	/* With the last reference gone, the page is back in the pool. */
-	EXPECT_EQ(settle_nfree(nfree), nfree);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
 }

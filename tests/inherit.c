@@ -5,131 +5,6 @@
 
 #define RW (PROT_READ | PROT_WRITE)
 
-static void fill(char *p, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-
-	for (off = 0; off < len; off += 4096)
-		*(volatile uint32_t *)(p + off) = seed ^ (uint32_t)off;
-	*(volatile uint32_t *)(p + len - 4) = ~seed;
-}
-
-static int check(const char *p, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-	uint32_t v;
-
-	for (off = 0; off < len; off += 4096) {
-		v = *(const volatile uint32_t *)(p + off);
-		if (v != (seed ^ (uint32_t)off)) {
-			TH_LOG("word at +%#lx is %#x, expected %#x", off, v,
-			       seed ^ (uint32_t)off);
-			return 0;
-		}
-	}
-	v = *(const volatile uint32_t *)(p + len - 4);
-	if (v != ~seed) {
-		TH_LOG("last word is %#x, expected %#x", v, ~seed);
-		return 0;
-	}
-	return 1;
-}
-
-static int zeroed(const char *p, unsigned long len)
-{
-	unsigned long off;
-
-	for (off = 0; off < len; off += 4096)
-		if (*(const volatile uint32_t *)(p + off))
-			return 0;
-	return 1;
-}
-
-static int key_absent(int key, unsigned long len)
-{
-	long r = lp_share(key, 0, len, PROT_READ, 0);
-
-	if (LP_OK(r)) {
-		lp_unshare(r);
-		return 0;
-	}
-	if (errno != ENOENT)
-		TH_LOG("probe of key %d: %s", key, strerror(errno));
-	return errno == ENOENT;
-}
-
-/* LargePages_Free once it reaches want, or its value after a second. */
-static long settle_nfree(long want)
-{
-	long n = lp_nfree();
-	int i;
-
-	for (i = 0; i < 50 && n != want; i++) {
-		usleep(20000);
-		n = lp_nfree();
-	}
-	return n;
-}
-
-struct peer {
-	pid_t pid;
-	int rfd, wfd;
-};
-
-/* fork() with a pipe each way between parent and child. */
-static pid_t peer_fork(struct peer *p)
-{
-	int down[2], up[2];
-
-	if (pipe(down) || pipe(up))
-		return -1;
-	p->pid = fork();
-	if (p->pid < 0)
-		return -1;
-	if (p->pid == 0) {
-		close(down[1]);
-		close(up[0]);
-		p->rfd = down[0];
-		p->wfd = up[1];
-	} else {
-		close(down[0]);
-		close(up[1]);
-		p->rfd = up[0];
-		p->wfd = down[1];
-	}
-	return p->pid;
-}
-
-static void peer_send(struct peer *p, long v)
-{
-	if (write(p->wfd, &v, sizeof(v)) != sizeof(v)) {
-		printf("# peer_send: %s\n", strerror(errno));
-		_exit(1);
-	}
-}
-
-/* The other side's next value; if it is gone, this side fails too. */
-static long peer_recv(struct peer *p)
-{
-	long v;
-
-	if (read(p->rfd, &v, sizeof(v)) != sizeof(v)) {
-		printf("# peer_recv: the other process is gone\n");
-		_exit(1);
-	}
-	return v;
-}
-
-static int peer_wait(struct peer *p)
-{
-	int status = -1;
-
-	close(p->rfd);
-	close(p->wfd);
-	waitpid(p->pid, &status, 0);
-	return status;
-}
-
 TEST(inherit_private_mapping_absent_in_child)
 {
 	unsigned long len = lp_size();
@@ -137,10 +12,10 @@ TEST(inherit_private_mapping_absent_in_child)
 	long r = lp_get(0, len, RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 0x2000);
+	lp_fill(LP_PTR(r), len, 0x2000);
 	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
 	EXPECT_TRUE(touch_faults(LP_PTR(r) + len - 1, 1));
-	EXPECT_TRUE(check(LP_PTR(r), len, 0x2000));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2000));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	ASSERT_EQ(lp_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
@@ -154,7 +29,7 @@ static void get_at(void *arg)
 	/* The parent's private range is free here: the hint is taken. */
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ((unsigned long)r, addr);
-	ASSERT_TRUE(zeroed(LP_PTR(r), lp_size()));
+	ASSERT_TRUE(lp_zeroed(LP_PTR(r), lp_size()));
 	ASSERT_EQ(lp_free(r), 0);
 }
 
@@ -165,11 +40,11 @@ TEST(inherit_private_range_is_free_in_child)
 	int st;
 
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 0x2001);
+	lp_fill(LP_PTR(r), len, 0x2001);
 	addr = r;
 	st = run_child(get_at, &addr);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_TRUE(check(LP_PTR(r), len, 0x2001));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2001));
 	ASSERT_EQ(lp_free(r), 0);
 }
 
@@ -177,27 +52,27 @@ TEST(inherit_shared_child_write_seen_by_parent)
 {
 	unsigned long len = 2 * lp_size();
 	long nfree = lp_nfree(), r;
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
 	r = lp_get(0, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 0x2002);
-	if (peer_fork(&p) == 0) {
-		ASSERT_TRUE(check(LP_PTR(r), len, 0x2002));
-		fill(LP_PTR(r), len, 0x2102);
-		peer_send(&p, lp_nfree());
-		peer_recv(&p);
+	lp_fill(LP_PTR(r), len, 0x2002);
+	if (lp_peer_fork(&p) == 0) {
+		ASSERT_TRUE(lp_check(LP_PTR(r), len, 0x2002));
+		lp_fill(LP_PTR(r), len, 0x2102);
+		lp_peer_send(&p, lp_nfree());
+		lp_peer_recv(&p);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
 	/* The child shares the pages: fork took none from the pool. */
-	EXPECT_EQ(peer_recv(&p), nfree - 2);
-	EXPECT_TRUE(check(LP_PTR(r), len, 0x2102));
-	peer_send(&p, 0);
-	st = peer_wait(&p);
+	EXPECT_EQ(lp_peer_recv(&p), nfree - 2);
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2102));
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_TRUE(check(LP_PTR(r), len, 0x2102));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2102));
 	ASSERT_EQ(lp_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
@@ -205,21 +80,21 @@ TEST(inherit_shared_child_write_seen_by_parent)
 TEST(inherit_shared_parent_write_after_fork_seen_by_child)
 {
 	unsigned long len = lp_size();
-	struct peer p;
+	struct lp_peer p;
 	long r;
 	int st;
 
 	r = lp_get(0, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
-	if (peer_fork(&p) == 0) {
-		peer_recv(&p);
-		ASSERT_TRUE(check(LP_PTR(r), len, 0x2003));
+	if (lp_peer_fork(&p) == 0) {
+		lp_peer_recv(&p);
+		ASSERT_TRUE(lp_check(LP_PTR(r), len, 0x2003));
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
-	fill(LP_PTR(r), len, 0x2003);
-	peer_send(&p, 0);
-	st = peer_wait(&p);
+	lp_fill(LP_PTR(r), len, 0x2003);
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	ASSERT_EQ(lp_free(r), 0);
 }
@@ -232,15 +107,15 @@ TEST(inherit_grandchild_shares_mapping)
 	pid_t pid;
 
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 0x2004);
+	lp_fill(LP_PTR(r), len, 0x2004);
 	pid = fork();
 	if (pid == 0) {
 		pid_t gc = fork();
 
 		if (gc == 0) {
-			if (!check(LP_PTR(r), len, 0x2004))
+			if (!lp_check(LP_PTR(r), len, 0x2004))
 				_exit(2);
-			fill(LP_PTR(r), len, 0x2104);
+			lp_fill(LP_PTR(r), len, 0x2104);
 			_exit(0);
 		}
 		if (gc < 0 || waitpid(gc, &st, 0) != gc)
@@ -250,7 +125,7 @@ TEST(inherit_grandchild_shares_mapping)
 	ASSERT_GT(pid, 0);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_TRUE(check(LP_PTR(r), len, 0x2104));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2104));
 	ASSERT_EQ(lp_free(r), 0);
 }
 
@@ -263,22 +138,22 @@ TEST(inherit_keyed_segment_shared_with_child)
 
 	r = lp_share(2000, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 0x2005);
+	lp_fill(LP_PTR(r), len, 0x2005);
 	pid = fork();
 	if (pid == 0) {
-		if (!check(LP_PTR(r), len, 0x2005))
+		if (!lp_check(LP_PTR(r), len, 0x2005))
 			_exit(2);
-		fill(LP_PTR(r), len, 0x2105);
+		lp_fill(LP_PTR(r), len, 0x2105);
 		_exit(0);		/* exit detaches the inherited copy */
 	}
 	ASSERT_GT(pid, 0);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_TRUE(check(LP_PTR(r), len, 0x2105));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2105));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	ASSERT_EQ(lp_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_TRUE(key_absent(2000, len));
+	EXPECT_TRUE(lp_key_absent(2000, len));
 }
 
 static void unshare_inherited(void *arg)
@@ -299,15 +174,15 @@ TEST(inherit_child_unshare_keeps_parent_segment)
 
 	r = lp_share(2001, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 0x2006);
+	lp_fill(LP_PTR(r), len, 0x2006);
 	addr = r;
 	st = run_child(unshare_inherited, &addr);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_TRUE(check(LP_PTR(r), len, 0x2006));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2006));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	ASSERT_EQ(lp_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_TRUE(key_absent(2001, len));
+	EXPECT_TRUE(lp_key_absent(2001, len));
 }
 
 TEST(inherit_child_exit_keeps_parent_pages)
@@ -321,8 +196,8 @@ TEST(inherit_child_exit_keeps_parent_pages)
 	ASSERT_TRUE(LP_OK(s));
 	q = lp_get(0, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(q));
-	fill(LP_PTR(s), 2 * len, 0x2007);
-	fill(LP_PTR(q), len, 0x2107);
+	lp_fill(LP_PTR(s), 2 * len, 0x2007);
+	lp_fill(LP_PTR(q), len, 0x2107);
 	pid = fork();
 	if (pid == 0) {
 		*(volatile uint32_t *)(LP_PTR(s) + len + 64) = 1;
@@ -332,9 +207,9 @@ TEST(inherit_child_exit_keeps_parent_pages)
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_EQ(lp_nfree(), nfree - 3);
-	EXPECT_TRUE(check(LP_PTR(s), 2 * len, 0x2007));
+	EXPECT_TRUE(lp_check(LP_PTR(s), 2 * len, 0x2007));
 	EXPECT_EQ(*(volatile uint32_t *)(LP_PTR(s) + len + 64), 1);
-	EXPECT_TRUE(check(LP_PTR(q), len, 0x2107));
+	EXPECT_TRUE(lp_check(LP_PTR(q), len, 0x2107));
 	ASSERT_EQ(lp_free(s), 0);
 	ASSERT_EQ(lp_free(q), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
@@ -344,99 +219,82 @@ TEST(inherit_shared_pages_live_until_last_process_frees)
 {
 	unsigned long len = lp_size();
 	long nfree = lp_nfree(), r;
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
 	r = lp_get(0, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 0x2008);
-	if (peer_fork(&p) == 0) {
-		peer_recv(&p);		/* the parent has freed its mapping */
-		ASSERT_TRUE(check(LP_PTR(r), len, 0x2008));
-		fill(LP_PTR(r), len, 0x2108);
-		ASSERT_TRUE(check(LP_PTR(r), len, 0x2108));
+	lp_fill(LP_PTR(r), len, 0x2008);
+	if (lp_peer_fork(&p) == 0) {
+		lp_peer_recv(&p);	/* the parent has freed its mapping */
+		ASSERT_TRUE(lp_check(LP_PTR(r), len, 0x2008));
+		lp_fill(LP_PTR(r), len, 0x2108);
+		ASSERT_TRUE(lp_check(LP_PTR(r), len, 0x2108));
 		ASSERT_EQ(lp_free(r), 0);
-		peer_send(&p, lp_nfree());
+		lp_peer_send(&p, lp_nfree());
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
 	ASSERT_EQ(lp_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	peer_send(&p, 0);
-	EXPECT_EQ(peer_recv(&p), nfree);
-	st = peer_wait(&p);
+	lp_peer_send(&p, 0);
+	EXPECT_EQ(lp_peer_recv(&p), nfree);
+	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_EQ(lp_nfree(), nfree);
-}
-
-/* Map 2 private, 1 shared and a 1-page keyed segment; 4 pages in all. */
-static int map_four(int key)
-{
-	long a = lp_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
-	long b = lp_get(0, lp_size(), RW, MAP_SHARED);
-	long c = lp_share(key, 0, lp_size(), RW, IPC_CREAT | 0600);
-
-	if (!LP_OK(a) || !LP_OK(b) || !LP_OK(c)) {
-		printf("# map_four: %s\n", strerror(errno));
-		return -1;
-	}
-	fill(LP_PTR(a), 2 * lp_size(), 1);
-	fill(LP_PTR(b), lp_size(), 2);
-	fill(LP_PTR(c), lp_size(), 3);
-	return 0;
 }
 
 TEST(inherit_exit_without_free_releases_everything)
 {
 	long nfree = lp_nfree();
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
-	if (peer_fork(&p) == 0) {
-		if (map_four(2002))
+	if (lp_peer_fork(&p) == 0) {
+		if (lp_map_four(2002))
 			_exit(2);
-		peer_send(&p, lp_nfree());
-		peer_recv(&p);
+		lp_peer_send(&p, lp_nfree());
+		lp_peer_recv(&p);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
-	EXPECT_EQ(peer_recv(&p), nfree - 4);
-	peer_send(&p, 0);
-	st = peer_wait(&p);
+	EXPECT_EQ(lp_peer_recv(&p), nfree - 4);
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_EQ(settle_nfree(nfree), nfree);
-	EXPECT_TRUE(key_absent(2002, lp_size()));
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	EXPECT_TRUE(lp_key_absent(2002, lp_size()));
 }
 
 TEST(inherit_kill9_releases_everything)
 {
 	long nfree = lp_nfree();
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
-	if (peer_fork(&p) == 0) {
+	if (lp_peer_fork(&p) == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (map_four(2003))
+		if (lp_map_four(2003))
 			_exit(2);
-		peer_send(&p, 0);
+		lp_peer_send(&p, 0);
 		for (;;)
 			pause();
 	}
 	ASSERT_GT(p.pid, 0);
-	peer_recv(&p);
+	lp_peer_recv(&p);
 	EXPECT_EQ(lp_nfree(), nfree - 4);
 	ASSERT_EQ(kill(p.pid, SIGKILL), 0);
-	st = peer_wait(&p);
+	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_SIGNALED(st, SIGKILL));
-	EXPECT_EQ(settle_nfree(nfree), nfree);
-	EXPECT_TRUE(key_absent(2003, lp_size()));
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	EXPECT_TRUE(lp_key_absent(2003, lp_size()));
 }
 
 TEST(inherit_execve_releases_before_new_image_runs)
 {
 	long nfree = lp_nfree(), err;
 	int in[2], ex[2], st;
-	struct peer p;
+	struct lp_peer p;
 	ssize_t n;
 
 	if (access("/bin/cat", X_OK))
@@ -444,7 +302,7 @@ TEST(inherit_execve_releases_before_new_image_runs)
 	ASSERT_EQ(pipe(in), 0);
 	/* ex: closed by a successful exec, carries errno if it fails. */
 	ASSERT_EQ(pipe2(ex, O_CLOEXEC), 0);
-	if (peer_fork(&p) == 0) {
+	if (lp_peer_fork(&p) == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
 		close(ex[0]);
@@ -453,10 +311,10 @@ TEST(inherit_execve_releases_before_new_image_runs)
 			_exit(2);
 		fcntl(p.rfd, F_SETFD, FD_CLOEXEC);
 		fcntl(p.wfd, F_SETFD, FD_CLOEXEC);
-		if (map_four(2004))
+		if (lp_map_four(2004))
 			_exit(3);
-		peer_send(&p, lp_nfree());
-		peer_recv(&p);
+		lp_peer_send(&p, lp_nfree());
+		lp_peer_recv(&p);
 		execl("/bin/cat", "cat", (char *)NULL);
 		err = errno;
 		n = write(ex[1], &err, sizeof(err));
@@ -465,21 +323,21 @@ TEST(inherit_execve_releases_before_new_image_runs)
 	ASSERT_GT(p.pid, 0);
 	close(ex[1]);
 	close(in[0]);
-	EXPECT_EQ(peer_recv(&p), nfree - 4);
-	peer_send(&p, 0);
+	EXPECT_EQ(lp_peer_recv(&p), nfree - 4);
+	lp_peer_send(&p, 0);
 	n = read(ex[0], &err, sizeof(err));
 	if (n > 0)
 		TH_LOG("execl(/bin/cat): %s", strerror(err));
 	ASSERT_EQ(n, 0);
 
 	/* cat runs, blocked on its stdin; the old image's pages are back. */
-	EXPECT_EQ(settle_nfree(nfree), nfree);
-	EXPECT_TRUE(key_absent(2004, lp_size()));
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	EXPECT_TRUE(lp_key_absent(2004, lp_size()));
 	EXPECT_EQ(waitpid(p.pid, &st, WNOHANG), 0);
 
 	close(in[1]);
 	close(ex[0]);
-	st = peer_wait(&p);
+	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_EQ(lp_nfree(), nfree);
 }
@@ -488,52 +346,44 @@ TEST(inherit_key_survives_creator_exit_while_child_holds_it)
 {
 	unsigned long len = lp_size();
 	long nfree = lp_nfree(), r;
-	int ctl[2], rep[2], st;
-	pid_t a, b = 0;
-	char c;
+	struct lp_peer p;
+	pid_t b;
+	int st;
 
 	/* The creator's child is re-parented to us when the creator exits. */
 	ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-	ASSERT_EQ(pipe(ctl), 0);
-	ASSERT_EQ(pipe(rep), 0);
-	a = fork();
-	if (a == 0) {
-		close(ctl[1]);
-		close(rep[0]);
+	if (lp_peer_fork(&p) == 0) {
 		r = lp_share(2005, 0, len, RW, IPC_CREAT | 0600);
 		if (!LP_OK(r))
 			_exit(2);
-		fill(LP_PTR(r), len, 0x2009);
+		lp_fill(LP_PTR(r), len, 0x2009);
 		b = fork();
 		if (b == 0) {
 			/* Hold the inherited segment until told to go. */
-			if (read(ctl[0], &c, 1) != 1)
-				_exit(3);
-			_exit(check(LP_PTR(r), len, 0x2109) ? 0 : 4);
+			lp_peer_recv(&p);
+			_exit(lp_check(LP_PTR(r), len, 0x2109) ? 0 : 4);
 		}
-		if (b < 0 || write(rep[1], &b, sizeof(b)) != sizeof(b))
+		if (b < 0)
 			_exit(5);
+		lp_peer_send(&p, b);
 		_exit(0);		/* the creator exits still attached */
 	}
-	ASSERT_GT(a, 0);
-	close(ctl[0]);
-	close(rep[1]);
-	ASSERT_EQ(waitpid(a, &st, 0), a);
+	ASSERT_GT(p.pid, 0);
+	ASSERT_EQ(waitpid(p.pid, &st, 0), p.pid);
 	ASSERT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(read(rep[0], &b, sizeof(b)), sizeof(b));
+	b = lp_peer_recv(&p);
 
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	r = lp_share(2005, 0, len, RW, 0);
 	ASSERT_TRUE(LP_OK(r));
-	EXPECT_TRUE(check(LP_PTR(r), len, 0x2009));
-	fill(LP_PTR(r), len, 0x2109);
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2009));
+	lp_fill(LP_PTR(r), len, 0x2109);
 	ASSERT_EQ(lp_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 
-	c = 1;
-	ASSERT_EQ(write(ctl[1], &c, 1), 1);
+	lp_peer_send(&p, 1);
 	ASSERT_EQ(waitpid(b, &st, 0), b);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_EQ(settle_nfree(nfree), nfree);
-	EXPECT_TRUE(key_absent(2005, len));
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	EXPECT_TRUE(lp_key_absent(2005, len));
 }

@@ -3,8 +3,8 @@
  * Large pages are locked memory: RLIMIT_MEMLOCK for unprivileged callers,
  * keyed segments charged to their creator, and pool exhaustion.
  *
- * The unprivileged side is played by agents: children that drop to
- * nobody with a given RLIMIT_MEMLOCK and then run the calls the test
+ * The unprivileged side is played by agents: lp_peer children that drop
+ * to nobody with a given RLIMIT_MEMLOCK and then run the calls the test
  * sends them, replying with the result (-errno on failure).
  */
 #include "lp.h"
@@ -19,11 +19,6 @@ struct cmd {
 	int op, key, prot, flag;
 	unsigned long addr, len;
 	uint32_t val;
-};
-
-struct agent {
-	pid_t pid;
-	int rfd, wfd;
 };
 
 static void agent_loop(int rfd, int wfd)
@@ -64,33 +59,18 @@ static void agent_loop(int rfd, int wfd)
 }
 
 /* Start an agent as uid (ROOT or NOBODY) with RLIMIT_MEMLOCK memlock. */
-static void agent_start(struct agent *a, uid_t uid, rlim_t memlock)
+static void agent_start(struct lp_peer *a, uid_t uid, rlim_t memlock)
 {
-	struct rlimit rl = { memlock, memlock };
-	int down[2], up[2];
-
-	ASSERT_EQ(pipe(down), 0);
-	ASSERT_EQ(pipe(up), 0);
-	a->pid = fork();
-	ASSERT_GE(a->pid, 0);
+	ASSERT_GE(lp_peer_fork(a), 0);
 	if (a->pid == 0) {
-		close(down[1]);
-		close(up[0]);
-		if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
-			printf("# setrlimit: %s\n", strerror(errno));
-			_exit(1);
-		}
+		lp_set_memlock(memlock);
 		if (uid != ROOT)
 			become_nobody();
-		agent_loop(down[0], up[1]);
+		agent_loop(a->rfd, a->wfd);
 	}
-	close(down[0]);
-	close(up[1]);
-	a->rfd = up[0];
-	a->wfd = down[1];
 }
 
-static long agent_do(struct agent *a, struct cmd c)
+static long agent_do(struct lp_peer *a, struct cmd c)
 {
 	long r;
 
@@ -102,7 +82,7 @@ static long agent_do(struct agent *a, struct cmd c)
 	return r;
 }
 
-static long a_get(struct agent *a, long pages, int flags)
+static long a_get(struct lp_peer *a, long pages, int flags)
 {
 	struct cmd c = { .op = A_GET, .len = pages * lp_size(), .prot = RW,
 			 .flag = flags };
@@ -110,14 +90,14 @@ static long a_get(struct agent *a, long pages, int flags)
 	return agent_do(a, c);
 }
 
-static long a_free(struct agent *a, long addr)
+static long a_free(struct lp_peer *a, long addr)
 {
 	struct cmd c = { .op = A_FREE, .addr = addr };
 
 	return agent_do(a, c);
 }
 
-static long a_share(struct agent *a, int key, long pages, int prot, int flag)
+static long a_share(struct lp_peer *a, int key, long pages, int prot, int flag)
 {
 	struct cmd c = { .op = A_SHARE, .key = key, .len = pages * lp_size(),
 			 .prot = prot, .flag = flag };
@@ -125,21 +105,21 @@ static long a_share(struct agent *a, int key, long pages, int prot, int flag)
 	return agent_do(a, c);
 }
 
-static long a_unshare(struct agent *a, long addr)
+static long a_unshare(struct lp_peer *a, long addr)
 {
 	struct cmd c = { .op = A_UNSHARE, .addr = addr };
 
 	return agent_do(a, c);
 }
 
-static long a_peek(struct agent *a, long addr)
+static long a_peek(struct lp_peer *a, long addr)
 {
 	struct cmd c = { .op = A_PEEK, .addr = addr };
 
 	return agent_do(a, c);
 }
 
-static long a_poke(struct agent *a, long addr, uint32_t val)
+static long a_poke(struct lp_peer *a, long addr, uint32_t val)
 {
 	struct cmd c = { .op = A_POKE, .addr = addr, .val = val };
 
@@ -147,45 +127,17 @@ static long a_poke(struct agent *a, long addr, uint32_t val)
 }
 
 /* Close the agent's pipe (it exits, releasing anything it holds), reap it. */
-static void agent_stop(struct agent *a)
+static void agent_stop(struct lp_peer *a)
 {
-	int st = -1;
+	int st = lp_peer_wait(a);
 
-	close(a->wfd);
-	close(a->rfd);
-	waitpid(a->pid, &st, 0);
 	ASSERT_TRUE(CHILD_EXITED(st, 0));
-}
-
-static int key_absent(int key, unsigned long len)
-{
-	long r = lp_share(key, 0, len, PROT_READ, 0);
-
-	if (LP_OK(r)) {
-		lp_unshare(r);
-		return 0;
-	}
-	return errno == ENOENT;
-}
-
-static int maps_lines(void)
-{
-	char line[512];
-	int n = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
 }
 
 TEST(limits_memlock_one_page_second_get_enomem)
 {
 	long nfree = lp_nfree(), r, r2;
-	struct agent a;
+	struct lp_peer a;
 
 	agent_start(&a, NOBODY, lp_size());
 	r = a_get(&a, 1, MAP_PRIVATE);
@@ -208,7 +160,7 @@ TEST(limits_memlock_one_page_second_get_enomem)
 TEST(limits_memlock_single_request_over_limit_enomem)
 {
 	long nfree = lp_nfree(), r;
-	struct agent a;
+	struct lp_peer a;
 
 	agent_start(&a, NOBODY, 2 * lp_size());
 	EXPECT_EQ(a_get(&a, 3, MAP_PRIVATE), -ENOMEM);
@@ -225,7 +177,7 @@ TEST(limits_memlock_single_request_over_limit_enomem)
 TEST(limits_memlock_zero_eperm)
 {
 	long nfree = lp_nfree();
-	struct agent a;
+	struct lp_peer a;
 
 	agent_start(&a, NOBODY, 0);
 	EXPECT_EQ(a_get(&a, 1, MAP_PRIVATE), -EPERM);
@@ -233,13 +185,13 @@ TEST(limits_memlock_zero_eperm)
 	EXPECT_EQ(a_share(&a, 5000, 1, RW, IPC_CREAT | 0600), -EPERM);
 	EXPECT_EQ(lp_nfree(), nfree);
 	agent_stop(&a);
-	EXPECT_TRUE(key_absent(5000, lp_size()));
+	EXPECT_TRUE(lp_key_absent(5000, lp_size()));
 }
 
 TEST(limits_root_not_limited_by_memlock)
 {
 	long nfree = lp_nfree(), r, k;
-	struct agent a;
+	struct lp_peer a;
 
 	/* CAP_IPC_LOCK: root with RLIMIT_MEMLOCK 0. */
 	agent_start(&a, ROOT, 0);
@@ -259,7 +211,7 @@ TEST(limits_root_not_limited_by_memlock)
 TEST(limits_keyed_segment_over_limit_enomem)
 {
 	long nfree = lp_nfree(), k;
-	struct agent a;
+	struct lp_peer a;
 
 	agent_start(&a, NOBODY, lp_size());
 	EXPECT_EQ(a_share(&a, 5002, 2, RW, IPC_CREAT | 0600), -ENOMEM);
@@ -272,15 +224,15 @@ TEST(limits_keyed_segment_over_limit_enomem)
 	EXPECT_EQ(a_unshare(&a, k), 0);
 	agent_stop(&a);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_TRUE(key_absent(5002, lp_size()));
-	EXPECT_TRUE(key_absent(5004, lp_size()));
+	EXPECT_TRUE(lp_key_absent(5002, lp_size()));
+	EXPECT_TRUE(lp_key_absent(5004, lp_size()));
 }
 
 TEST(limits_attach_charges_nothing)
 {
 	unsigned long len = lp_size();
 	long nfree = lp_nfree(), r, k;
-	struct agent a;
+	struct lp_peer a;
 
 	r = lp_share(5005, 0, len, RW, IPC_CREAT | 0666);
 	ASSERT_TRUE(LP_OK(r));
@@ -303,7 +255,7 @@ TEST(limits_attach_charges_nothing)
 TEST(limits_keyed_charge_lasts_until_segment_destroyed)
 {
 	long nfree = lp_nfree(), k, ka, k2;
-	struct agent c, a;
+	struct lp_peer c, a;
 
 	agent_start(&c, NOBODY, lp_size());
 	agent_start(&a, NOBODY, 0);
@@ -327,14 +279,14 @@ TEST(limits_keyed_charge_lasts_until_segment_destroyed)
 	agent_stop(&a);
 	agent_stop(&c);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_TRUE(key_absent(5006, lp_size()));
-	EXPECT_TRUE(key_absent(5007, lp_size()));
+	EXPECT_TRUE(lp_key_absent(5006, lp_size()));
+	EXPECT_TRUE(lp_key_absent(5007, lp_size()));
 }
 
 TEST(limits_charge_released_at_exit)
 {
 	long nfree = lp_nfree(), r, k;
-	struct agent a;
+	struct lp_peer a;
 
 	/* An agent that exits holding a page and a segment... */
 	agent_start(&a, NOBODY, 2 * lp_size());
@@ -352,28 +304,28 @@ TEST(limits_charge_released_at_exit)
 	EXPECT_TRUE(LP_OK(k));
 	agent_stop(&a);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_TRUE(key_absent(5008, lp_size()));
-	EXPECT_TRUE(key_absent(5009, lp_size()));
+	EXPECT_TRUE(lp_key_absent(5008, lp_size()));
+	EXPECT_TRUE(lp_key_absent(5009, lp_size()));
 }
 
 TEST(limits_pool_exhaustion_keyed_segment_enomem)
 {
 	long nfree = lp_nfree();
-	int lines = maps_lines();
+	int lines = lp_maps_lines();
 
 	ASSERT_GE(nfree, 1);
 	EXPECT_ERRNO(lp_share(5010, 0, (nfree + 1) * lp_size(), RW,
 			      IPC_CREAT | 0600), ENOMEM);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_EQ(maps_lines(), lines);
-	EXPECT_TRUE(key_absent(5010, lp_size()));
+	EXPECT_EQ(lp_maps_lines(), lines);
+	EXPECT_TRUE(lp_key_absent(5010, lp_size()));
 }
 
 TEST(limits_pool_exhaustion_by_another_process)
 {
 	long nfree = lp_nfree(), held, r;
 	int lines;
-	struct agent a;
+	struct lp_peer a;
 
 	ASSERT_GE(nfree, 2);
 	agent_start(&a, ROOT, 0);
@@ -381,12 +333,12 @@ TEST(limits_pool_exhaustion_by_another_process)
 	ASSERT_TRUE(LP_OK(held));
 	EXPECT_EQ(lp_nfree(), 1);
 
-	lines = maps_lines();
+	lines = lp_maps_lines();
 	EXPECT_ERRNO(lp_get(0, 2 * lp_size(), RW, MAP_SHARED), ENOMEM);
 	EXPECT_ERRNO(lp_share(5011, 0, 2 * lp_size(), RW, IPC_CREAT), ENOMEM);
 	EXPECT_EQ(lp_nfree(), 1);
-	EXPECT_EQ(maps_lines(), lines);
-	EXPECT_TRUE(key_absent(5011, lp_size()));
+	EXPECT_EQ(lp_maps_lines(), lines);
+	EXPECT_TRUE(lp_key_absent(5011, lp_size()));
 
 	r = lp_get(0, lp_size(), RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));

@@ -201,4 +201,210 @@ static inline int touch_faults(volatile char *addr, int write)
 	return CHILD_SIGNALED(status, SIGSEGV) || CHILD_SIGNALED(status, SIGBUS);
 }
 
+/*
+ * The test pattern: a word at every 4 KiB and one at the end, distinct
+ * per seed, so that a page lost, swapped or shifted shows.
+ */
+static inline void lp_fill(char *p, unsigned long len, uint32_t seed)
+{
+	unsigned long off;
+
+	for (off = 0; off < len; off += 4096)
+		*(volatile uint32_t *)(p + off) = seed ^ (uint32_t)off;
+	*(volatile uint32_t *)(p + len - 4) = ~seed;
+}
+
+/* Does p hold lp_fill()'s pattern for seed? Logs the first bad word. */
+static inline int lp_check(const char *p, unsigned long len, uint32_t seed)
+{
+	unsigned long off;
+	uint32_t v;
+
+	for (off = 0; off < len; off += 4096) {
+		v = *(const volatile uint32_t *)(p + off);
+		if (v != (seed ^ (uint32_t)off)) {
+			TH_LOG("word at +%#lx is %#x, expected %#x", off, v,
+			       seed ^ (uint32_t)off);
+			return 0;
+		}
+	}
+	v = *(const volatile uint32_t *)(p + len - 4);
+	if (v != ~seed) {
+		TH_LOG("last word is %#x, expected %#x", v, ~seed);
+		return 0;
+	}
+	return 1;
+}
+
+/* Are the first and last word of every 4 KiB page zero? */
+static inline int lp_zeroed(const char *p, unsigned long len)
+{
+	unsigned long off;
+
+	for (off = 0; off < len; off += 4096)
+		if (*(const volatile uint32_t *)(p + off) ||
+		    *(const volatile uint32_t *)(p + off + 4092))
+			return 0;
+	return 1;
+}
+
+/* Is the key gone? Probed by an attach without IPC_CREAT. */
+static inline int lp_key_absent(int key, unsigned long len)
+{
+	long r = lp_share(key, 0, len, PROT_READ, 0);
+
+	if (LP_OK(r)) {
+		lp_unshare(r);
+		return 0;
+	}
+	if (errno != ENOENT)
+		TH_LOG("probe of key %d: %s", key, strerror(errno));
+	return errno == ENOENT;
+}
+
+/* LargePages_Free once it reaches want, or its value after a second. */
+static inline long lp_settle_nfree(long want)
+{
+	long n = lp_nfree();
+	int i;
+
+	for (i = 0; i < 50 && n != want; i++) {
+		usleep(20000);
+		n = lp_nfree();
+	}
+	return n;
+}
+
+/* The number of lines (mappings) in /proc/self/maps, or -1. */
+static inline int lp_maps_lines(void)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	return n;
+}
+
+/*
+ * An address aligned to align with size bytes free above it: reserve
+ * size + align bytes, note the aligned start, release them. 0 on failure.
+ */
+static inline unsigned long lp_unmapped_range(unsigned long size,
+					      unsigned long align)
+{
+	void *p = mmap(NULL, size + align, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned long a;
+
+	if (p == MAP_FAILED)
+		return 0;
+	a = ((unsigned long)p + align - 1) & ~(align - 1);
+	munmap(p, size + align);
+	return a;
+}
+
+/* Set RLIMIT_MEMLOCK (soft and hard) to bytes, or exit. */
+static inline void lp_set_memlock(rlim_t bytes)
+{
+	struct rlimit rl = { bytes, bytes };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
+		printf("# setrlimit(RLIMIT_MEMLOCK): %s\n", strerror(errno));
+		_exit(1);
+	}
+}
+
+/*
+ * A peer: a child forked with a pipe each way, for the holder handshake
+ * (the child maps or attaches, lp_peer_send()s that it is ready, then
+ * waits in lp_peer_recv() until the test lets it go).
+ */
+struct lp_peer {
+	pid_t pid;
+	int rfd, wfd;
+};
+
+/* fork() with the pipes; returns the pid as fork() does (-1 on failure). */
+static inline pid_t lp_peer_fork(struct lp_peer *p)
+{
+	int down[2], up[2];
+
+	p->pid = -1;
+	if (pipe(down) || pipe(up))
+		return -1;
+	p->pid = fork();
+	if (p->pid < 0)
+		return -1;
+	if (p->pid == 0) {
+		close(down[1]);
+		close(up[0]);
+		p->rfd = down[0];
+		p->wfd = up[1];
+	} else {
+		close(down[0]);
+		close(up[1]);
+		p->rfd = up[0];
+		p->wfd = down[1];
+	}
+	return p->pid;
+}
+
+/* Send a value to the other side; exit if it cannot be sent. */
+static inline void lp_peer_send(struct lp_peer *p, long v)
+{
+	if (write(p->wfd, &v, sizeof(v)) != sizeof(v)) {
+		printf("# peer_send: %s\n", strerror(errno));
+		_exit(1);
+	}
+}
+
+/* The other side's next value; if it is gone, this side fails too. */
+static inline long lp_peer_recv(struct lp_peer *p)
+{
+	long v;
+
+	if (read(p->rfd, &v, sizeof(v)) != sizeof(v)) {
+		printf("# peer_recv: the other process is gone\n");
+		_exit(1);
+	}
+	return v;
+}
+
+/* In the parent: close the pipes (the child sees EOF), reap the child. */
+static inline int lp_peer_wait(struct lp_peer *p)
+{
+	int status = -1;
+
+	close(p->rfd);
+	close(p->wfd);
+	waitpid(p->pid, &status, 0);
+	return status;
+}
+
+/*
+ * Map 2 private pages, 1 shared and a 1-page keyed segment, 4 pages in
+ * all, filled with seeds 1, 2 and 3; -1 if one fails.
+ */
+static inline int lp_map_four(int key)
+{
+	unsigned long lp = lp_size();
+	long a = lp_get(0, 2 * lp, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	long b = lp_get(0, lp, PROT_READ | PROT_WRITE, MAP_SHARED);
+	long c = lp_share(key, 0, lp, PROT_READ | PROT_WRITE, IPC_CREAT | 0600);
+
+	if (!LP_OK(a) || !LP_OK(b) || !LP_OK(c)) {
+		printf("# map_four: %s\n", strerror(errno));
+		return -1;
+	}
+	lp_fill(LP_PTR(a), 2 * lp, 1);
+	lp_fill(LP_PTR(b), lp, 2);
+	lp_fill(LP_PTR(c), lp, 3);
+	return 0;
+}
+
 #endif /* LP_TEST_LP_H */

@@ -96,37 +96,6 @@ static int read_statm(struct statm *st)
 		      &st->shared) == 3 ? 0 : -1;
 }
 
-static void fill(char *p, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-
-	for (off = 0; off < len; off += 4096)
-		*(volatile uint32_t *)(p + off) = seed ^ (uint32_t)off;
-}
-
-static int check(const char *p, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-
-	for (off = 0; off < len; off += 4096)
-		if (*(const volatile uint32_t *)(p + off) != (seed ^ (uint32_t)off)) {
-			TH_LOG("word at +%#lx changed", off);
-			return 0;
-		}
-	return 1;
-}
-
-static int key_absent(int key, unsigned long len)
-{
-	long r = lp_share(key, 0, len, PROT_READ, 0);
-
-	if (LP_OK(r)) {
-		lp_unshare(r);
-		return 0;
-	}
-	return errno == ENOENT;
-}
-
 static void expect_named_mapping(long r, unsigned long len)
 {
 	unsigned long end = 0;
@@ -381,13 +350,13 @@ TEST(procfs_msync_returns_zero)
 
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_TRUE(LP_OK(k));
-	fill(LP_PTR(r), len, 4003);
+	lp_fill(LP_PTR(r), len, 4003);
 	EXPECT_EQ(msync(LP_PTR(r), len, MS_SYNC), 0);
 	EXPECT_EQ(msync(LP_PTR(r), len, MS_ASYNC), 0);
 	EXPECT_EQ(msync(LP_PTR(r) + lp_size(), 4096, MS_SYNC), 0);
 	EXPECT_EQ(msync(LP_PTR(k), len, MS_SYNC), 0);
 	EXPECT_EQ(msync(LP_PTR(k), len, MS_ASYNC), 0);
-	EXPECT_TRUE(check(LP_PTR(r), len, 4003));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 4003));
 	ASSERT_EQ(lp_free(r), 0);
 	ASSERT_EQ(lp_unshare(k), 0);
 }
@@ -399,10 +368,10 @@ TEST(procfs_mlock_accepted)
 	long r = lp_get(0, len, RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 4004);
+	lp_fill(LP_PTR(r), len, 4004);
 	EXPECT_EQ(mlock(LP_PTR(r), len), 0);
 	EXPECT_EQ(mlock(LP_PTR(r) + 4096, 4096), 0);
-	EXPECT_TRUE(check(LP_PTR(r), len, 4004));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 4004));
 	/* Locked or not, free gives every page back. */
 	ASSERT_EQ(lp_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
@@ -429,16 +398,9 @@ TEST(procfs_core_dump_completes)
 	pid = fork();
 	if (pid == 0) {
 		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-		long a = lp_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
-		long b = lp_get(0, lp_size(), RW, MAP_SHARED);
-		long c = lp_share(4005, 0, lp_size(), RW, IPC_CREAT | 0600);
 
-		if (setrlimit(RLIMIT_CORE, &rl) || !LP_OK(a) || !LP_OK(b) ||
-		    !LP_OK(c))
+		if (setrlimit(RLIMIT_CORE, &rl) || lp_map_four(4005))
 			_exit(2);
-		fill(LP_PTR(a), 2 * lp_size(), 1);
-		fill(LP_PTR(b), lp_size(), 2);
-		fill(LP_PTR(c), lp_size(), 3);
 		abort();
 	}
 	if (pid > 0)
@@ -456,7 +418,7 @@ TEST(procfs_core_dump_completes)
 	EXPECT_TRUE(WIFSIGNALED(st) && WCOREDUMP(st));
 	EXPECT_TRUE(have);
 	EXPECT_GE(have ? sb.st_size : 0, 1);
-	EXPECT_TRUE(key_absent(4005, lp_size()));
+	EXPECT_TRUE(lp_key_absent(4005, lp_size()));
 }
 
 static long minflt(void)
@@ -515,7 +477,7 @@ TEST(procfs_pagemap_and_clear_refs_leave_mapping_intact)
 	r = lp_get(0, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_LE(len / 4096, sizeof(pm) / sizeof(pm[0]));
-	fill(LP_PTR(r), len, 4007);
+	lp_fill(LP_PTR(r), len, 4007);
 
 	fd = open("/proc/self/pagemap", O_RDONLY);
 	ASSERT_GE(fd, 0);
@@ -526,7 +488,7 @@ TEST(procfs_pagemap_and_clear_refs_leave_mapping_intact)
 	EXPECT_EQ(write_text("/proc/self/clear_refs", "1"), 0);
 	EXPECT_EQ(write_text("/proc/self/clear_refs", "3"), 0);
 
-	EXPECT_TRUE(check(LP_PTR(r), len, 4007));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 4007));
 	EXPECT_EQ(faults_touching(r, len) < 4, 1);
 	ASSERT_EQ(smaps_entry(r, &sm), 0);
 	EXPECT_EQ(sm.rss, len / 1024);

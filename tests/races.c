@@ -405,12 +405,8 @@ static int excl_proc(struct board *b, int id)
 		maybe_stop(b, id, round, end);
 		if (barrier(b))
 			return 2;
-		if (id == 0 && lp_share(EXCL_KEY, 0, lp_size(), RW, 0) != -1) {
-			errno = 0;
+		if (id == 0 && !lp_key_absent(EXCL_KEY, lp_size()))
 			WFAIL(id, "round %d: key outlived its last user", round);
-		}
-		if (id == 0 && errno != ENOENT)
-			WFAIL(id, "round %d: probe of the key", round);
 		if (__atomic_load_n(&b->stop, __ATOMIC_SEQ_CST))
 			return 0;
 	}
@@ -474,12 +470,8 @@ static int creat_proc(struct board *b, int id)
 		maybe_stop(b, id, round, end);
 		if (barrier(b))
 			return 2;
-		if (id == 0 && lp_share(CREAT_KEY, 0, lp_size(), RW, 0) != -1) {
-			errno = 0;
+		if (id == 0 && !lp_key_absent(CREAT_KEY, lp_size()))
 			WFAIL(id, "round %d: key outlived its last user", round);
-		}
-		if (id == 0 && errno != ENOENT)
-			WFAIL(id, "round %d: probe of the key", round);
 		if (__atomic_load_n(&b->stop, __ATOMIC_SEQ_CST))
 			return 0;
 	}

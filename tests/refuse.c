@@ -9,36 +9,6 @@
 #define RW (PROT_READ | PROT_WRITE)
 #define NB (4 * 4096UL)		/* size of a normal neighbour mapping */
 
-static void fill(char *p, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-
-	for (off = 0; off < len; off += 4096)
-		*(volatile uint32_t *)(p + off) = seed ^ (uint32_t)off;
-	*(volatile uint32_t *)(p + len - 4) = ~seed;
-}
-
-static int check(const char *p, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-	uint32_t v;
-
-	for (off = 0; off < len; off += 4096) {
-		v = *(const volatile uint32_t *)(p + off);
-		if (v != (seed ^ (uint32_t)off)) {
-			TH_LOG("word at +%#lx is %#x, expected %#x", off, v,
-			       seed ^ (uint32_t)off);
-			return 0;
-		}
-	}
-	v = *(const volatile uint32_t *)(p + len - 4);
-	if (v != ~seed) {
-		TH_LOG("last word is %#x, expected %#x", v, ~seed);
-		return 0;
-	}
-	return 1;
-}
-
 /*
  * Still intact: the pattern is there and every page is still writable
  * (a write that faults kills the test, which fails it).
@@ -47,7 +17,7 @@ static int intact(long r, unsigned long len, uint32_t seed)
 {
 	unsigned long off;
 
-	if (!check(LP_PTR(r), len, seed))
+	if (!lp_check(LP_PTR(r), len, seed))
 		return 0;
 	for (off = 0; off < len; off += 4096)
 		*(volatile uint32_t *)(LP_PTR(r) + off) ^= 0;
@@ -59,7 +29,7 @@ static long map_filled(unsigned long len, int flags, uint32_t seed)
 	long r = lp_get(0, len, RW, flags);
 
 	if (LP_OK(r))
-		fill(LP_PTR(r), len, seed);
+		lp_fill(LP_PTR(r), len, seed);
 	return r;
 }
 
@@ -73,13 +43,11 @@ struct hood {
 static void map_hood(struct hood *h, unsigned long len, uint32_t seed)
 {
 	unsigned long lp = lp_size(), a;
-	char *probe;
 
-	probe = mmap(NULL, len + 4 * lp, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-		     -1, 0);
-	ASSERT_TRUE(probe != MAP_FAILED);
-	a = ((unsigned long)probe + 2 * lp - 1) & ~(lp - 1);
-	munmap(probe, len + 4 * lp);
+	/* One large page of room below the mapping, two above. */
+	a = lp_unmapped_range(len + 3 * lp, lp);
+	ASSERT_TRUE(a != 0);
+	a += lp;
 
 	h->len = len;
 	h->below = mmap((void *)(a - NB), NB, RW,
@@ -91,15 +59,15 @@ static void map_hood(struct hood *h, unsigned long len, uint32_t seed)
 	h->r = lp_get(a, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(h->r));
 	ASSERT_EQ((unsigned long)h->r, a);
-	fill(LP_PTR(h->r), len, seed);
-	fill(h->below, NB, ~seed);
-	fill(h->above, NB, seed + 1);
+	lp_fill(LP_PTR(h->r), len, seed);
+	lp_fill(h->below, NB, ~seed);
+	lp_fill(h->above, NB, seed + 1);
 }
 
 static int hood_intact(struct hood *h, uint32_t seed)
 {
-	return check(h->below, NB, ~seed) && check(h->above, NB, seed + 1) &&
-	       intact(h->r, h->len, seed);
+	return lp_check(h->below, NB, ~seed) &&
+	       lp_check(h->above, NB, seed + 1) && intact(h->r, h->len, seed);
 }
 
 static void unmap_hood(struct hood *h)
@@ -165,7 +133,7 @@ TEST(refuse_munmap_keyed_segment)
 
 	r = lp_share(6000, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 6004);
+	lp_fill(LP_PTR(r), len, 6004);
 	EXPECT_ERRNO(munmap(LP_PTR(r), len), EINVAL);
 	EXPECT_ERRNO(munmap(LP_PTR(r) + lp_size(), 4096), EINVAL);
 	EXPECT_ERRNO(mprotect(LP_PTR(r), len, PROT_READ), EINVAL);
@@ -259,14 +227,10 @@ TEST(refuse_mremap_move)
 {
 	unsigned long lp = lp_size(), len = 2 * lp, to;
 	long r = map_filled(len, MAP_PRIVATE, 6010);
-	char *probe;
 
 	ASSERT_TRUE(LP_OK(r));
-	probe = mmap(NULL, len + lp, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-		     -1, 0);
-	ASSERT_TRUE(probe != MAP_FAILED);
-	to = ((unsigned long)probe + lp - 1) & ~(lp - 1);
-	munmap(probe, len + lp);
+	to = lp_unmapped_range(len, lp);
+	ASSERT_TRUE(to != 0);
 
 	errno = 0;
 	EXPECT_TRUE(mremap(LP_PTR(r), len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
@@ -362,7 +326,7 @@ TEST(refuse_madvise_dontfork_shared_stays_inherited)
 	EXPECT_ERRNO(madvise(LP_PTR(r), len, MADV_DONTFORK), EINVAL);
 	pid = fork();
 	if (pid == 0)
-		_exit(check(LP_PTR(r), len, 6016) ? 0 : 2);
+		_exit(lp_check(LP_PTR(r), len, 6016) ? 0 : 2);
 	ASSERT_GT(pid, 0);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));

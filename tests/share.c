@@ -5,62 +5,6 @@
 #define RW (PROT_READ | PROT_WRITE)
 #define NOBODY 65534
 
-/* A pattern word at every 4 KiB and at the end, distinct per seed. */
-static void fill(char *p, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-
-	for (off = 0; off < len; off += 4096)
-		*(volatile uint32_t *)(p + off) = seed ^ (uint32_t)off;
-	*(volatile uint32_t *)(p + len - 4) = ~seed;
-}
-
-static int check(const char *p, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-	uint32_t v;
-
-	for (off = 0; off < len; off += 4096) {
-		v = *(const volatile uint32_t *)(p + off);
-		if (v != (seed ^ (uint32_t)off)) {
-			TH_LOG("word at +%#lx is %#x, expected %#x", off, v,
-			       seed ^ (uint32_t)off);
-			return 0;
-		}
-	}
-	v = *(const volatile uint32_t *)(p + len - 4);
-	if (v != ~seed) {
-		TH_LOG("last word is %#x, expected %#x", v, ~seed);
-		return 0;
-	}
-	return 1;
-}
-
-static int zeroed(const char *p, unsigned long len)
-{
-	unsigned long off;
-
-	for (off = 0; off < len; off += 4096)
-		if (*(const volatile uint32_t *)(p + off) ||
-		    *(const volatile uint32_t *)(p + off + 4092))
-			return 0;
-	return 1;
-}
-
-/* Does the key exist? Probed by an attach without IPC_CREAT. */
-static int key_absent(int key, unsigned long len)
-{
-	long r = lp_share(key, 0, len, PROT_READ, 0);
-
-	if (LP_OK(r)) {
-		lp_unshare(r);
-		return 0;
-	}
-	if (errno != ENOENT)
-		TH_LOG("probe of key %d: %s", key, strerror(errno));
-	return errno == ENOENT;
-}
-
 /* Drop to uid/gid (-1: keep). Root stays root, with its capabilities. */
 static void become(int uid, int gid)
 {
@@ -74,115 +18,46 @@ static void become(int uid, int gid)
 	}
 }
 
-static void set_memlock(rlim_t bytes)
-{
-	struct rlimit rl = { bytes, bytes };
-
-	if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
-		printf("# setrlimit(RLIMIT_MEMLOCK): %s\n", strerror(errno));
-		_exit(1);
-	}
-}
-
-struct peer {
-	pid_t pid;
-	int rfd, wfd;
-};
-
-/* fork() with a pipe each way between parent and child. */
-static pid_t peer_fork(struct peer *p)
-{
-	int down[2], up[2];
-
-	if (pipe(down) || pipe(up))
-		return -1;
-	p->pid = fork();
-	if (p->pid < 0)
-		return -1;
-	if (p->pid == 0) {
-		close(down[1]);
-		close(up[0]);
-		p->rfd = down[0];
-		p->wfd = up[1];
-	} else {
-		close(down[0]);
-		close(up[1]);
-		p->rfd = up[0];
-		p->wfd = down[1];
-	}
-	return p->pid;
-}
-
-static void peer_send(struct peer *p, long v)
-{
-	if (write(p->wfd, &v, sizeof(v)) != sizeof(v)) {
-		printf("# peer_send: %s\n", strerror(errno));
-		_exit(1);
-	}
-}
-
-/* The other side's next value; if it is gone, this side fails too. */
-static long peer_recv(struct peer *p)
-{
-	long v;
-
-	if (read(p->rfd, &v, sizeof(v)) != sizeof(v)) {
-		printf("# peer_recv: the other process is gone\n");
-		_exit(1);
-	}
-	return v;
-}
-
-static int peer_wait(struct peer *p)
-{
-	int status = -1;
-
-	close(p->rfd);
-	close(p->wfd);
-	waitpid(p->pid, &status, 0);
-	return status;
-}
-
 /*
  * A child that creates segment 'key' (len bytes, mode) as uid/gid (-1:
- * root), fills it with fill(seed = key) and holds it until holder_stop().
- * The test process itself never maps it, so whatever it attaches, it
- * attaches by key.
+ * root), fills it with lp_fill(seed = key) and holds it until
+ * holder_stop(). The test process itself never maps it, so whatever it
+ * attaches, it attaches by key.
  */
-static void holder_start(struct peer *p, int key, unsigned long len, int mode,
-			 int uid, int gid)
+static void holder_start(struct lp_peer *p, int key, unsigned long len,
+			 int mode, int uid, int gid)
 {
 	long r;
 
-	if (peer_fork(p) == 0) {
+	if (lp_peer_fork(p) == 0) {
 		become(-1, gid);
 		if (uid >= 0) {
-			set_memlock(len);
+			lp_set_memlock(len);
 			become(uid, -1);
 		}
 		r = lp_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | mode);
 		if (!LP_OK(r)) {
-			peer_send(p, -errno);
+			lp_peer_send(p, -errno);
 			_exit(1);
 		}
-		fill(LP_PTR(r), len, key);
-		peer_send(p, 0);
-		peer_recv(p);
+		lp_fill(LP_PTR(r), len, key);
+		lp_peer_send(p, 0);
+		lp_peer_recv(p);
 		_exit(lp_unshare(r) ? 2 : 0);
 	}
 	ASSERT_GT(p->pid, 0);
-	r = peer_recv(p);
+	r = lp_peer_recv(p);
 	if (r)
 		TH_LOG("holder could not create key %d: %s", key, strerror(-r));
 	ASSERT_EQ(r, 0);
 }
 
-static void holder_stop(struct peer *p)
+static void holder_stop(struct lp_peer *p)
 {
 	int status;
 
-	peer_send(p, 0);
-	status = peer_wait(p);
+	lp_peer_send(p, 0);
+	status = lp_peer_wait(p);
 	ASSERT_TRUE(CHILD_EXITED(status, 0));
 }
 
@@ -206,7 +81,7 @@ static void attach_as(void *arg)
 	r = lp_share(pr->key, 0, pr->len, pr->prot, 0);
 	ASSERT_TRUE(LP_OK(r));
 	if (pr->prot & PROT_READ)
-		ASSERT_TRUE(check(LP_PTR(r), pr->len, pr->key));
+		ASSERT_TRUE(lp_check(LP_PTR(r), pr->len, pr->key));
 	if (pr->prot & PROT_WRITE)
 		*(volatile uint32_t *)(LP_PTR(r) + 8) = 0xfeed0000 | pr->uid;
 	ASSERT_EQ(lp_unshare(r), 0);
@@ -231,9 +106,9 @@ TEST(share_create_returns_aligned_zeroed_segment)
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ((unsigned long)r % lp_size(), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	EXPECT_TRUE(zeroed(LP_PTR(r), len));
-	fill(LP_PTR(r), len, 1000);
-	EXPECT_TRUE(check(LP_PTR(r), len, 1000));
+	EXPECT_TRUE(lp_zeroed(LP_PTR(r), len));
+	lp_fill(LP_PTR(r), len, 1000);
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1000));
 	ASSERT_EQ(lp_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
@@ -242,34 +117,34 @@ TEST(share_attach_from_other_process_sees_data_both_ways)
 {
 	unsigned long len = 2 * lp_size();
 	long nfree = lp_nfree();
-	struct peer p;
+	struct lp_peer p;
 	int status;
 	long r;
 
 	/* Fork first: the child attaches by key, not by inheritance. */
-	if (peer_fork(&p) == 0) {
-		peer_recv(&p);
+	if (lp_peer_fork(&p) == 0) {
+		lp_peer_recv(&p);
 		r = lp_share(1001, 0, len, RW, 0);
 		ASSERT_TRUE(LP_OK(r));
-		ASSERT_TRUE(check(LP_PTR(r), len, 0x1001));
-		fill(LP_PTR(r), len, 0x2002);
-		peer_send(&p, lp_nfree());
-		peer_recv(&p);
-		ASSERT_TRUE(check(LP_PTR(r), len, 0x3003));
+		ASSERT_TRUE(lp_check(LP_PTR(r), len, 0x1001));
+		lp_fill(LP_PTR(r), len, 0x2002);
+		lp_peer_send(&p, lp_nfree());
+		lp_peer_recv(&p);
+		ASSERT_TRUE(lp_check(LP_PTR(r), len, 0x3003));
 		ASSERT_EQ(lp_unshare(r), 0);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
 	r = lp_share(1001, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 0x1001);
-	peer_send(&p, 0);
+	lp_fill(LP_PTR(r), len, 0x1001);
+	lp_peer_send(&p, 0);
 	/* A second attacher takes no pages of its own. */
-	EXPECT_EQ(peer_recv(&p), nfree - 2);
-	EXPECT_TRUE(check(LP_PTR(r), len, 0x2002));
-	fill(LP_PTR(r), len, 0x3003);
-	peer_send(&p, 0);
-	status = peer_wait(&p);
+	EXPECT_EQ(lp_peer_recv(&p), nfree - 2);
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2002));
+	lp_fill(LP_PTR(r), len, 0x3003);
+	lp_peer_send(&p, 0);
+	status = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(status, 0));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	ASSERT_EQ(lp_unshare(r), 0);
@@ -279,14 +154,14 @@ TEST(share_attach_from_other_process_sees_data_both_ways)
 TEST(share_creat_on_existing_key_attaches_it)
 {
 	unsigned long len = lp_size();
-	struct peer p;
+	struct lp_peer p;
 	long nfree = lp_nfree(), r;
 
 	holder_start(&p, 1002, len, 0600, -1, -1);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	r = lp_share(1002, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
-	EXPECT_TRUE(check(LP_PTR(r), len, 1002));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1002));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	ASSERT_EQ(lp_unshare(r), 0);
 	holder_stop(&p);
@@ -296,7 +171,7 @@ TEST(share_creat_on_existing_key_attaches_it)
 TEST(share_creat_excl_on_existing_key_eexist)
 {
 	unsigned long len = lp_size();
-	struct peer p;
+	struct lp_peer p;
 	long nfree = lp_nfree();
 
 	holder_start(&p, 1003, len, 0600, -1, -1);
@@ -334,7 +209,7 @@ TEST(share_key_zero_or_negative_einval)
 TEST(share_attach_len_mismatch_einval)
 {
 	unsigned long len = 2 * lp_size();
-	struct peer p;
+	struct lp_peer p;
 	long nfree = lp_nfree();
 
 	holder_start(&p, 1006, len, 0600, -1, -1);
@@ -358,7 +233,7 @@ TEST(share_len_zero_or_unaligned_einval)
 	EXPECT_ERRNO(lp_share(1007, 0, lp_size() + 4096, RW, IPC_CREAT),
 		     EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_TRUE(key_absent(1007, lp_size()));
+	EXPECT_TRUE(lp_key_absent(1007, lp_size()));
 }
 
 TEST(share_bad_prot_einval)
@@ -370,13 +245,13 @@ TEST(share_bad_prot_einval)
 			      IPC_CREAT), EINVAL);
 	EXPECT_ERRNO(lp_share(1008, 0, lp_size(), -1, IPC_CREAT), EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_TRUE(key_absent(1008, lp_size()));
+	EXPECT_TRUE(lp_key_absent(1008, lp_size()));
 }
 
 TEST(share_unknown_flag_bits_einval)
 {
 	unsigned long len = lp_size();
-	struct peer p;
+	struct lp_peer p;
 	long nfree = lp_nfree();
 
 	EXPECT_ERRNO(lp_share(1009, 0, len, RW, IPC_CREAT | IPC_NOWAIT), EINVAL);
@@ -384,7 +259,7 @@ TEST(share_unknown_flag_bits_einval)
 	EXPECT_ERRNO(lp_share(1009, 0, len, RW, IPC_CREAT | 0x80000000), EINVAL);
 	EXPECT_ERRNO(lp_share(1009, 0, len, RW, -1), EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_TRUE(key_absent(1009, len));
+	EXPECT_TRUE(lp_key_absent(1009, len));
 
 	/* The same bits are refused when attaching an existing key. */
 	holder_start(&p, 1010, len, 0600, -1, -1);
@@ -402,7 +277,7 @@ TEST(share_last_detach_frees_pages_and_key)
 
 	r = lp_share(1011, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 1011);
+	lp_fill(LP_PTR(r), len, 1011);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	ASSERT_EQ(lp_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
@@ -411,7 +286,7 @@ TEST(share_last_detach_frees_pages_and_key)
 	/* The key is free again: a new, zeroed segment. */
 	r = lp_share(1011, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
 	ASSERT_TRUE(LP_OK(r));
-	EXPECT_TRUE(zeroed(LP_PTR(r), len));
+	EXPECT_TRUE(lp_zeroed(LP_PTR(r), len));
 	ASSERT_EQ(lp_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
@@ -420,47 +295,47 @@ TEST(share_segment_survives_creator_detach)
 {
 	unsigned long len = lp_size();
 	long nfree = lp_nfree();
-	struct peer p;
+	struct lp_peer p;
 	int status;
 	long r;
 
-	if (peer_fork(&p) == 0) {
-		peer_recv(&p);
+	if (lp_peer_fork(&p) == 0) {
+		lp_peer_recv(&p);
 		r = lp_share(1012, 0, len, RW, 0);
 		ASSERT_TRUE(LP_OK(r));
-		ASSERT_TRUE(check(LP_PTR(r), len, 1012));
-		peer_send(&p, 0);
-		peer_recv(&p);		/* the creator has detached */
-		ASSERT_TRUE(check(LP_PTR(r), len, 1012));
-		fill(LP_PTR(r), len, 0x1012);
-		peer_send(&p, 0);
-		peer_recv(&p);
+		ASSERT_TRUE(lp_check(LP_PTR(r), len, 1012));
+		lp_peer_send(&p, 0);
+		lp_peer_recv(&p);		/* the creator has detached */
+		ASSERT_TRUE(lp_check(LP_PTR(r), len, 1012));
+		lp_fill(LP_PTR(r), len, 0x1012);
+		lp_peer_send(&p, 0);
+		lp_peer_recv(&p);
 		ASSERT_EQ(lp_unshare(r), 0);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
 	r = lp_share(1012, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 1012);
-	peer_send(&p, 0);
-	peer_recv(&p);
+	lp_fill(LP_PTR(r), len, 1012);
+	lp_peer_send(&p, 0);
+	lp_peer_recv(&p);
 	ASSERT_EQ(lp_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	peer_send(&p, 0);
-	peer_recv(&p);
+	lp_peer_send(&p, 0);
+	lp_peer_recv(&p);
 
 	/* Still there for a new attach, with the other process's data. */
 	r = lp_share(1012, 0, len, RW, 0);
 	ASSERT_TRUE(LP_OK(r));
-	EXPECT_TRUE(check(LP_PTR(r), len, 0x1012));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x1012));
 	ASSERT_EQ(lp_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 
-	peer_send(&p, 0);
-	status = peer_wait(&p);
+	lp_peer_send(&p, 0);
+	status = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(status, 0));
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_TRUE(key_absent(1012, len));
+	EXPECT_TRUE(lp_key_absent(1012, len));
 }
 
 TEST(share_more_than_32_segments)
@@ -476,21 +351,21 @@ TEST(share_more_than_32_segments)
 			TH_LOG("segment %d (key %d): %s", i, 1100 + i,
 			       strerror(errno));
 		ASSERT_TRUE(LP_OK(r[i]));
-		fill(LP_PTR(r[i]), lp_size(), 1100 + i);
+		lp_fill(LP_PTR(r[i]), lp_size(), 1100 + i);
 	}
 	EXPECT_EQ(lp_nfree(), nfree - n);
 	for (i = 0; i < n; i++)
-		EXPECT_TRUE(check(LP_PTR(r[i]), lp_size(), 1100 + i));
+		EXPECT_TRUE(lp_check(LP_PTR(r[i]), lp_size(), 1100 + i));
 	for (i = 0; i < n; i++)
 		ASSERT_EQ(lp_unshare(r[i]), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	for (i = 0; i < n; i++)
-		EXPECT_TRUE(key_absent(1100 + i, lp_size()));
+		EXPECT_TRUE(lp_key_absent(1100 + i, lp_size()));
 }
 
 TEST(share_mode_0600_other_user_eacces)
 {
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
 	holder_start(&p, 1013, lp_size(), 0600, -1, -1);
@@ -503,7 +378,7 @@ TEST(share_mode_0600_other_user_eacces)
 
 TEST(share_mode_0644_other_read_only)
 {
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
 	holder_start(&p, 1014, lp_size(), 0644, -1, -1);
@@ -518,7 +393,7 @@ TEST(share_mode_0644_other_read_only)
 
 TEST(share_mode_0640_other_not_in_group_eacces)
 {
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
 	/* Created by root:root; nobody (gid 65534) is "other". */
@@ -530,7 +405,7 @@ TEST(share_mode_0640_other_not_in_group_eacces)
 
 TEST(share_mode_0640_group_member_read_only)
 {
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
 	/* Created by uid 0 with gid 65534: nobody is in the group. */
@@ -544,7 +419,7 @@ TEST(share_mode_0640_group_member_read_only)
 
 TEST(share_group_member_gets_group_bits_not_other)
 {
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
 	/* 0604: group none, other read. A group member is not "other". */
@@ -559,7 +434,7 @@ TEST(share_group_member_gets_group_bits_not_other)
 TEST(share_mode_0666_other_read_write)
 {
 	unsigned long len = lp_size();
-	struct peer p;
+	struct lp_peer p;
 	long r;
 	int st;
 
@@ -576,7 +451,7 @@ TEST(share_mode_0666_other_read_write)
 
 TEST(share_read_needed_even_for_write_only_mode)
 {
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
 	/* 0602: other may write but not read; attaching needs read. */
@@ -592,7 +467,7 @@ TEST(share_read_needed_even_for_write_only_mode)
 
 TEST(share_mode_zero_means_0600)
 {
-	struct peer p;
+	struct lp_peer p;
 	int st;
 
 	/* Owned by nobody: the owner may read and write, others nothing. */
@@ -607,14 +482,14 @@ TEST(share_mode_zero_means_0600)
 TEST(share_root_bypasses_mode)
 {
 	unsigned long len = lp_size();
-	struct peer p;
+	struct lp_peer p;
 	long r;
 
 	/* CAP_IPC_OWNER: root attaches nobody's 0600 segment read-write. */
 	holder_start(&p, 1022, len, 0600, NOBODY, NOBODY);
 	r = lp_share(1022, 0, len, RW, 0);
 	ASSERT_TRUE(LP_OK(r));
-	EXPECT_TRUE(check(LP_PTR(r), len, 1022));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1022));
 	ASSERT_EQ(lp_unshare(r), 0);
 	holder_stop(&p);
 }
@@ -622,17 +497,17 @@ TEST(share_root_bypasses_mode)
 TEST(share_read_only_attach_cannot_write)
 {
 	unsigned long len = lp_size();
-	struct peer p;
+	struct lp_peer p;
 	long r;
 
 	holder_start(&p, 1023, len, 0644, -1, -1);
 	r = lp_share(1023, 0, len, PROT_READ, 0);
 	ASSERT_TRUE(LP_OK(r));
-	EXPECT_TRUE(check(LP_PTR(r), len, 1023));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1023));
 	EXPECT_TRUE(!touch_faults(LP_PTR(r) + 4096, 0));
 	EXPECT_TRUE(touch_faults(LP_PTR(r) + 4096, 1));
 	/* The faulting write did not reach the segment. */
-	EXPECT_TRUE(check(LP_PTR(r), len, 1023));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1023));
 	ASSERT_EQ(lp_unshare(r), 0);
 	holder_stop(&p);
 }
@@ -645,7 +520,7 @@ TEST(share_unshare_bad_address_einval)
 
 	r = lp_share(1024, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
-	fill(LP_PTR(r), len, 1024);
+	lp_fill(LP_PTR(r), len, 1024);
 	normal = mmap(NULL, 4096, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(normal != MAP_FAILED);
 
@@ -655,7 +530,7 @@ TEST(share_unshare_bad_address_einval)
 	EXPECT_ERRNO(lp_unshare((unsigned long)normal), EINVAL);
 	EXPECT_ERRNO(lp_unshare(0), EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	EXPECT_TRUE(check(LP_PTR(r), len, 1024));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1024));
 
 	ASSERT_EQ(lp_unshare(r), 0);
 	EXPECT_ERRNO(lp_unshare(r), EINVAL);
@@ -686,7 +561,7 @@ TEST(share_free_accepts_keyed_segment)
 	ASSERT_EQ(lp_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
-	EXPECT_TRUE(key_absent(1025, lp_size()));
+	EXPECT_TRUE(lp_key_absent(1025, lp_size()));
 }
 
 TEST(share_keys_are_independent)
@@ -699,12 +574,12 @@ TEST(share_keys_are_independent)
 	b = lp_share(1027, 0, 2 * len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(b));
 	EXPECT_EQ(lp_nfree(), nfree - 3);
-	fill(LP_PTR(a), len, 1026);
-	fill(LP_PTR(b), 2 * len, 1027);
-	EXPECT_TRUE(check(LP_PTR(a), len, 1026));
+	lp_fill(LP_PTR(a), len, 1026);
+	lp_fill(LP_PTR(b), 2 * len, 1027);
+	EXPECT_TRUE(lp_check(LP_PTR(a), len, 1026));
 	ASSERT_EQ(lp_unshare(a), 0);
-	EXPECT_TRUE(key_absent(1026, len));
-	EXPECT_TRUE(check(LP_PTR(b), 2 * len, 1027));
+	EXPECT_TRUE(lp_key_absent(1026, len));
+	EXPECT_TRUE(lp_check(LP_PTR(b), 2 * len, 1027));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	ASSERT_EQ(lp_unshare(b), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
