@@ -29,6 +29,7 @@ kernel: patch
 
 tests: kernel
 	@$(MAKE) -s -C tests OUT=$(BUILD)/tests KHDR=$(KHDR) DESTDIR=$(BUILD)/install install
+	@$(MAKE) -s -C userspace OUT=$(BUILD)/userspace KHDR=$(KHDR) DESTDIR=$(BUILD)/install install
 
 # debootstrap's second stage boots the first kernel (this host runs no i386).
 rootfs: tests

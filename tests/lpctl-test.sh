@@ -1,0 +1,266 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# lpctl-test.sh: lpctl's output and exit codes, as TAP on stdout. Run as
+# root in the guest; leaves the pool as it found it (same size, every
+# page free), which the last test checks.
+LPCTL=${LPCTL:-$(command -v lpctl || echo /usr/sbin/lpctl)}
+SEGMENTS=/proc/largepage_segments
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+
+tmp=$(mktemp -d) || exit 1
+holders=
+cleanup() {
+	for p in $holders; do kill -TERM "$p" 2>/dev/null; done
+	wait
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+diag() { sed 's/^/# /' "$@"; }
+
+# check DESC COMMAND...: a test that passes when COMMAND succeeds.
+check() {
+	desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+# run ARGS...: lpctl ARGS, stdout in $tmp/out, stderr in $tmp/err, $rc.
+run() {
+	"$LPCTL" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+# expect DESC STATUS REGEX ARGS...: lpctl ARGS exits with STATUS and its
+# output (stdout or stderr) matches the extended REGEX (none if empty).
+expect() {
+	desc=$1 want=$2 re=$3
+	shift 3
+	run "$@"
+	if [ "$rc" = "$want" ] &&
+	   { [ -z "$re" ] || grep -qE -- "$re" "$tmp/out" "$tmp/err"; }; then
+		ok "$desc"
+	else
+		not_ok "$desc"
+		echo "# lpctl $*: exit $rc, expected $want and /$re/; output:"
+		diag "$tmp/out" "$tmp/err"
+	fi
+}
+
+# is WHAT GOT WANT: compare two values, explaining a difference.
+is() {
+	[ "$2" = "$3" ] && return 0
+	echo "# $1: got '$2', expected '$3'"
+	return 1
+}
+
+mi() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+total() { mi LargePages_Total; }
+nfree() { mi LargePages_Free; }
+
+# wait_for FILE REGEX: until FILE matches (30 s at most).
+wait_for() {
+	i=0
+	while ! grep -qE -- "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le 300 ] || return 1
+		sleep 0.1
+	done
+}
+
+# stop_holder PID: SIGTERM ends its hold; it must release and exit 0.
+stop_holder() {
+	kill -TERM "$1" 2>/dev/null
+	wait "$1"
+	hrc=$?
+	holders=$(echo " $holders " | sed "s/ $1 / /")
+	return $hrc
+}
+
+# A row of the status segment table for KEY: its fields, or nothing.
+segment_row() { awk -v k="$1" '$1 == k && NF >= 9' "$tmp/out"; }
+
+echo "TAP version 13"
+start_total=$(total)
+start_free=$(nfree)
+kb=$(mi LargePageSize)
+ps=$((kb * 1024))
+ps_h="$((kb / 1024)) MiB"
+echo "# lpctl: $LPCTL; pool $start_total pages, $start_free free, of $ps_h"
+if [ -z "$start_total" ] || [ "$start_total" -lt 4 ]; then
+	echo "# no usable pool: every test below fails"
+fi
+
+# ---------------------------------------------------------------- basics
+expect "version: exit 0, prints it" 0 '^lpctl [0-9]+\.[0-9]+' --version
+expect "help: exit 0, prints usage" 0 '^Usage: lpctl COMMAND' --help
+expect "no command: exit 2 with usage" 2 'Usage: lpctl'
+expect "unknown command: exit 2" 2 "unknown command 'frob'" frob
+
+# ---------------------------------------------------------------- status
+expect "status: exit 0" 0 '^Pool total:' status
+field() { sed -n "s/^$1: *\([0-9][0-9]*\) .*/\1/p" "$tmp/out"; }
+check "status: page size is meminfo's" \
+	is "page size (kB)" "$(field 'Large page size')" "$kb"
+check "status: total is meminfo's" \
+	is "total" "$(field 'Pool total')" "$(total)"
+check "status: free is meminfo's" is "free" "$(field 'Pool free')" "$(nfree)"
+check "status: in use is total - free" \
+	is "in use" "$(field 'Pool in use')" "$(($(total) - $(nfree)))"
+if [ -e $SEGMENTS ]; then
+	check "status: lists the keyed segments" \
+		grep -qE '^Keyed segments: +(none|[0-9]+)$' "$tmp/out"
+else
+	check "status: says the segment list is missing" \
+		grep -q "not listed (this kernel has no $SEGMENTS)" "$tmp/out"
+fi
+
+# ---------------------------------------------------------------- resize
+s=$start_total
+expect "resize =N: exit 0, says old and new size" 0 \
+	"^pool: $s -> $((s + 2)) pages \($ps_h each\)$" resize "=$((s + 2))"
+check "resize =N: the pool has N pages" is total "$(total)" $((s + 2))
+expect "resize +1: exit 0" 0 "^pool: $((s + 2)) -> $((s + 3)) pages" \
+	resize +1
+check "resize +1: one page more" is total "$(total)" $((s + 3))
+expect "resize -1: exit 0" 0 "^pool: $((s + 3)) -> $((s + 2)) pages" \
+	resize -1
+check "resize -1: one page less" is total "$(total)" $((s + 2))
+expect "resize =N back: exit 0" 0 "^pool: $((s + 2)) -> $s pages" resize "=$s"
+check "resize =N back: the pool has its first size" is total "$(total)" "$s"
+expect "resize without a sign: exit 2" 2 'bad count' resize 5
+expect "resize +abc: exit 2" 2 'bad count' resize +abc
+expect "resize with no count: exit 2" 2 'one argument' resize
+
+if command -v setpriv >/dev/null; then
+	$NOBODY "$LPCTL" resize +1 >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ $rc = 1 ] && grep -qx 'lpctl: only root can resize the pool' "$tmp/err" &&
+	   [ "$(total)" = "$s" ]; then
+		ok "resize as nobody: exit 1, only root can"
+	else
+		not_ok "resize as nobody: exit 1, only root can"
+		echo "# exit $rc, pool $(total) (was $s)"
+		diag "$tmp/out" "$tmp/err"
+	fi
+else
+	not_ok "resize as nobody: exit 1, only root can"
+	echo "# no setpriv in this guest"
+fi
+
+# A page in use: the pool cannot shrink to 0, and says so.
+"$LPCTL" alloc 1p --hold 60 >"$tmp/hold1" 2>&1 &
+h=$!
+holders="$holders $h"
+if wait_for "$tmp/hold1" '^holding'; then
+	expect "resize below the pages in use: exit 1, says how far" 1 \
+		"could only shrink to 1 pages, not 0: 1 pages are in use" \
+		resize =0
+	check "resize below the pages in use: one page left" \
+		is total "$(total)" 1
+else
+	not_ok "resize below the pages in use: exit 1, says how far"
+	not_ok "resize below the pages in use: one page left"
+	diag "$tmp/hold1"
+fi
+check "alloc --hold: SIGTERM ends the hold, exit 0" stop_holder $h
+check "alloc --hold: says it freed the pages" grep -q '^freed 0x' "$tmp/hold1"
+expect "resize =N after the shrink: back to the first size" 0 \
+	" -> $s pages" resize "=$s"
+expect "resize -N beyond the pool: exit 1, says so" 1 \
+	"the pool had only $s pages, not $((s + 5)) to take" resize "-$((s + 5))"
+check "resize -N beyond the pool: every free page taken" is total "$(total)" 0
+expect "resize +N after that: back to the first size" 0 \
+	"^pool: 0 -> $s pages" resize "+$s"
+
+# ---------------------------------------------------------------- sizes
+expect "size not a multiple of the page size: exit 2, names it" 2 \
+	"not a multiple of the large page size \($ps_h\)" alloc 3M
+expect "size 0: exit 2" 2 "is 0" alloc 0
+expect "size with an unknown unit: exit 2" 2 "bad size '12Q'" alloc 12Q
+expect "size that overflows: exit 2" 2 "too large" alloc 99999999999G
+expect "alloc without a size: exit 2" 2 "one SIZE" alloc
+expect "bad --hold: exit 2" 2 "bad --hold" alloc 1p --hold soon
+expect "unknown option: exit 2" 2 "" alloc 1p --frob
+expect "share key 0: exit 2" 2 "bad key '0'" share 0 1p
+expect "share bad --mode: exit 2" 2 "bad --mode" share 7 1p --mode 0999
+
+# ---------------------------------------------------------------- alloc
+expect "alloc 2p: exit 0, prints the address" 0 \
+	"^mapped $((2 * kb / 1024)) MiB \(2 large pages of $ps_h\), private, at 0x" \
+	alloc 2p
+check "alloc 2p: the pages are free again" is free "$(nfree)" "$(total)"
+expect "alloc in bytes, shared: exit 0" 0 ", shared, at 0x" alloc "$ps" --shared
+expect "alloc in K: exit 0" 0 "\(1 large page of" alloc "${kb}K"
+f=$(nfree)
+expect "alloc more than free: exit 1, says how many" 1 \
+	"^lpctl: not enough free large pages \(asked $((f + 1)), $f free\)$" \
+	alloc "$((f + 1))p"
+
+# ---------------------------------------------------------------- share
+"$LPCTL" share 7 2p --hold 60 >"$tmp/hold7" 2>&1 &
+h7=$!
+holders="$holders $h7"
+if wait_for "$tmp/hold7" '^holding'; then
+	ok "share 7 2p --hold: creates segment 7"
+	held=1
+else
+	not_ok "share 7 2p --hold: creates segment 7"
+	diag "$tmp/hold7"
+	held=
+fi
+check "share: says it created the segment, mode 0600" \
+	grep -q '^created segment 7 (mode 0600): ' "$tmp/hold7"
+check "share: the segment's pages are taken from the pool" \
+	is free "$(nfree)" $(($(total) - 2))
+run status
+if [ ! -e $SEGMENTS ]; then
+	skip "status: segment 7 listed with nattch 1" "no $SEGMENTS"
+elif row=$(segment_row 7) && [ -n "$row" ] &&
+     [ "$(echo "$row" | awk '{ print $NF }')" = 1 ]; then
+	ok "status: segment 7 listed with nattch 1"
+else
+	not_ok "status: segment 7 listed with nattch 1"
+	diag "$tmp/out"
+fi
+
+expect "share --attach: attaches the existing segment, reads its note" 0 \
+	"^it says: lpctl segment, created by pid $h7$" share 7 2p --attach
+check "share --attach: says attached" \
+	grep -q '^attached segment 7: ' "$tmp/out"
+expect "share --excl on an existing key: exit 1" 1 \
+	"segment 7 already exists" share 7 2p --excl
+expect "share with another size: exit 1" 1 \
+	"segment 7 exists with size|Invalid argument" share 7 1p
+expect "share --attach of an absent key: exit 1" 1 \
+	"no segment with key 8" share 8 1p --attach
+$NOBODY "$LPCTL" share 7 2p >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc = 1 ] && grep -q 'permission denied on segment 7' "$tmp/err"; then
+	ok "share by nobody of a 0600 segment: exit 1, permission denied"
+else
+	not_ok "share by nobody of a 0600 segment: exit 1, permission denied"
+	echo "# exit $rc"
+	diag "$tmp/out" "$tmp/err"
+fi
+if [ -n "$held" ]; then
+	check "share --hold: SIGTERM ends the hold, exit 0" stop_holder $h7
+else
+	stop_holder $h7
+	not_ok "share --hold: SIGTERM ends the hold, exit 0"
+fi
+check "share: says it detached" grep -q '^detached from segment 7$' "$tmp/hold7"
+expect "share --attach after the last detach: the key is gone" 1 \
+	"no segment with key 7" share 7 2p --attach
+
+# ---------------------------------------------------------------- the end
+check "the pool has its first size" is total "$(total)" "$start_total"
+check "every page is free" is free "$(nfree)" "$(total)"
+
+echo "1..$n"
+echo "# $((n - failed)) passed, $failed failed"
+[ $failed = 0 ]
