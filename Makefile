@@ -30,6 +30,7 @@ kernel: patch
 tests: kernel
 	@$(MAKE) -s -C tests OUT=$(BUILD)/tests KHDR=$(KHDR) DESTDIR=$(BUILD)/install install
 	@$(MAKE) -s -C userspace OUT=$(BUILD)/userspace KHDR=$(KHDR) DESTDIR=$(BUILD)/install install
+	@$(MAKE) -s -C tests/bench OUT=$(BUILD)/bench-bin KHDR=$(KHDR) DESTDIR=$(BUILD)/install install
 
 # debootstrap's second stage boots the first kernel (this host runs no i386).
 rootfs: tests
@@ -46,10 +47,14 @@ else
 	@scripts/boot $(RUN_FLAVOUR) cmd '$(subst ','\'',$(CMD))' --timeout 600
 endif
 
+# Benchmarks: both large-page flavours, one guest boot each (not part of test).
+bench: rootfs
+	@scripts/bench $(filter pae nopae,$(FLAVOURS))
+
 check-series: deps
 	@scripts/check-series
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps source patch kernel tests rootfs test run check-series clean
+.PHONY: all deps source patch kernel tests rootfs test run bench check-series clean

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Attach cost of an existing 256 MiB segment: a holder creates it and
+ * touches every page, then a second process attaches it and touches
+ * every 4 KiB page once. Ours maps the whole segment at attach; SysV
+ * shm maps at fault time, one fault per huge page or per 4 KiB page
+ * (SysV shm has no fault-around).
+ */
+#include "bench.h"
+
+static void second_process(struct seg *s, int rep)
+{
+	const char *name = seg_name[s->kind];
+	struct faults f = faults_now(RUSAGE_SELF);
+	double t0, t1, t2, t3;
+	char *p;
+
+	t0 = now_ms();
+	p = seg_attach(s, 0);
+	t1 = now_ms();
+	touch_pages(p, SEG_LEN);
+	t2 = now_ms();
+	seg_detach(s, p);
+	t3 = now_ms();
+	f = faults_since(f, RUSAGE_SELF);
+	emit(name, 0, "attach_call_ms", "ms", rep, t1 - t0);
+	emit(name, 0, "attach_touch_ms", "ms", rep, t2 - t0);
+	emit(name, 0, "detach_call_ms", "ms", rep, t3 - t2);
+	emit(name, 0, "minflt", "count", rep, f.minflt);
+	emit(name, 0, "majflt", "count", rep, f.majflt);
+}
+
+int main(int argc, char **argv)
+{
+	static const enum seg_kind kinds[] = { SEG_OURS, SEG_HUGETLB, SEG_SHM4K };
+	struct holder h;
+	struct seg s;
+	unsigned int i;
+	pid_t pid;
+	int rep;
+
+	bench_init("attach", argc, argv);
+	for (rep = 0; rep < bench_reps; rep++) {
+		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+			seg_create(&s, kinds[i], next_key());
+			holder_start(&h, &s);
+			fflush(stdout);
+			pid = fork();
+			if (pid < 0)
+				bench_die("fork");
+			if (pid == 0) {
+				second_process(&s, rep);
+				fflush(stdout);
+				_exit(0);
+			}
+			wait_ok(pid, "the attaching process");
+			holder_stop(&h);
+			seg_destroy(&s);
+		}
+	}
+	return 0;
+}
