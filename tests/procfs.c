@@ -496,3 +496,132 @@ TEST(procfs_pagemap_and_clear_refs_leave_mapping_intact)
 	ASSERT_EQ(lp_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
+
+/* A row of /proc/largepage_segments. */
+struct seg_row {
+	unsigned long size;
+	unsigned int mode, uid, gid, cuid, cgid;
+	int nattch;
+};
+
+/*
+ * The row of key: 1 if listed, 0 if not, -1 if the file is missing or
+ * its header is not the one documented.
+ */
+static int seg_row(int key, struct seg_row *row)
+{
+	char line[256];
+	int k, found = 0;
+	FILE *f = fopen("/proc/largepage_segments", "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f) ||
+	    strcmp(line, "       key       size perms   uid   gid  cuid  cgid nattch\n")) {
+		TH_LOG("unexpected header: %s", line);
+		fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%d %lu %o %u %u %u %u %d", &k, &row->size,
+			   &row->mode, &row->uid, &row->gid, &row->cuid,
+			   &row->cgid, &row->nattch) != 8) {
+			TH_LOG("bad line: %s", line);
+			found = -1;
+			break;
+		}
+		if (k == key)
+			found = 1;
+		if (found)
+			break;
+	}
+	fclose(f);
+	return found;
+}
+
+/* The attach count of key once it reaches want (a dying child unmaps late). */
+static int seg_nattch_settle(int key, int want)
+{
+	struct seg_row row = { .nattch = -1 };
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		if (seg_row(key, &row) == 1 && row.nattch == want)
+			break;
+		usleep(20000);
+	}
+	return row.nattch;
+}
+
+TEST(procfs_segments_list_key_size_mode_ids_and_attaches)
+{
+	unsigned long len = 2 * lp_size();
+	struct seg_row row;
+	struct lp_peer peer;
+	long r, r2;
+
+	r = lp_share(4008, 0, len, RW, IPC_CREAT | 0640);
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(seg_row(4008, &row), 1);
+	EXPECT_EQ(row.size, len);
+	EXPECT_EQ(row.mode, 0640);
+	EXPECT_EQ(row.uid, 0);
+	EXPECT_EQ(row.gid, 0);
+	EXPECT_EQ(row.cuid, 0);
+	EXPECT_EQ(row.cgid, 0);
+	EXPECT_EQ(row.nattch, 1);
+
+	/* A second attach in this process, then a fork: one more each. */
+	r2 = lp_share(4008, 0, len, PROT_READ, 0);
+	ASSERT_TRUE(LP_OK(r2));
+	EXPECT_EQ(seg_nattch_settle(4008, 2), 2);
+	ASSERT_GE(lp_peer_fork(&peer), 0);
+	if (peer.pid == 0) {
+		lp_peer_send(&peer, 1);
+		lp_peer_recv(&peer);
+		_exit(0);
+	}
+	lp_peer_recv(&peer);
+	EXPECT_EQ(seg_nattch_settle(4008, 4), 4);
+	lp_peer_send(&peer, 0);
+	EXPECT_EQ(lp_peer_wait(&peer), 0);
+	EXPECT_EQ(seg_nattch_settle(4008, 2), 2);
+	ASSERT_EQ(lp_unshare(r2), 0);
+	EXPECT_EQ(seg_nattch_settle(4008, 1), 1);
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(seg_row(4008, &row), 0);
+}
+
+TEST(procfs_segments_show_owner_and_creator_of_other_user)
+{
+	unsigned long len = lp_size();
+	struct seg_row row;
+	struct lp_peer peer;
+
+	ASSERT_GE(lp_peer_fork(&peer), 0);
+	if (peer.pid == 0) {
+		long r;
+
+		lp_set_memlock(len);
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(2);
+		r = lp_share(4009, 0, len, RW, IPC_CREAT | 0604);
+		lp_peer_send(&peer, LP_OK(r));
+		lp_peer_recv(&peer);
+		_exit(0);
+	}
+	ASSERT_EQ(lp_peer_recv(&peer), 1);
+	EXPECT_EQ(seg_row(4009, &row), 1);
+	EXPECT_EQ(row.size, len);
+	EXPECT_EQ(row.mode, 0604);
+	EXPECT_EQ(row.uid, 65534);
+	EXPECT_EQ(row.gid, 65534);
+	EXPECT_EQ(row.cuid, 65534);
+	EXPECT_EQ(row.cgid, 65534);
+	EXPECT_EQ(row.nattch, 1);
+	lp_peer_send(&peer, 0);
+	EXPECT_EQ(lp_peer_wait(&peer), 0);
+	EXPECT_TRUE(lp_key_absent(4009, len));
+	EXPECT_EQ(seg_row(4009, &row), 0);
+}
