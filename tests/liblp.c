@@ -15,33 +15,14 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include "harness.h"
+#include "meminfo.h"
 #include "largepage.h"
 
 #define RW (PROT_READ | PROT_WRITE)
 #define KEY_BASE 0x4c500000	/* "LP": far from the other suites' keys */
 
-/* A /proc/meminfo value ("Key:" with the colon), or -1. */
-static long mi(const char *key)
-{
-	char line[256];
-	long val = -1;
-	size_t n = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, n)) {
-			val = strtol(line + n, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return val;
-}
-
-static long mi_total(void) { return mi("LargePages_Total:"); }
-static long mi_free(void) { return mi("LargePages_Free:"); }
+static long mi_total(void) { return meminfo("LargePages_Total:"); }
+static long mi_free(void) { return meminfo("LargePages_Free:"); }
 
 static long sysctl_total(void)
 {
@@ -60,7 +41,7 @@ static long sysctl_total(void)
 /* The page size from meminfo, independently of lp_page_size(). */
 static unsigned long psize(void)
 {
-	return (unsigned long)mi("LargePageSize:") * 1024;
+	return (unsigned long)meminfo("LargePageSize:") * 1024;
 }
 
 static int conservation(const char *when)
@@ -131,7 +112,7 @@ TEST(page_size_matches_meminfo)
 	long ps = lp_page_size();
 
 	ASSERT_GT(ps, 0);
-	EXPECT_EQ(ps, mi("LargePageSize:") * 1024);
+	EXPECT_EQ(ps, meminfo("LargePageSize:") * 1024);
 	EXPECT_TRUE(ps == 2 << 20 || ps == 4 << 20);
 }
 

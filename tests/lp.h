@@ -20,56 +20,10 @@
 #include <sys/wait.h>
 
 #include "harness.h"
+#include "lpsys.h"
+#include "meminfo.h"
 
-#ifndef __NR_get_large_pages
-#error "the uapi headers are not those of the patched kernel"
-#endif
-
-static inline long lp_get(unsigned long addr, unsigned long len, int prot,
-			  int flags)
-{
-	return syscall(__NR_get_large_pages, addr, len, prot, flags);
-}
-
-static inline long lp_free(unsigned long addr)
-{
-	return syscall(__NR_free_large_pages, addr);
-}
-
-static inline long lp_share(int key, unsigned long addr, unsigned long len,
-			    int prot, int flag)
-{
-	return syscall(__NR_share_large_pages, key, addr, len, prot, flag);
-}
-
-static inline long lp_unshare(unsigned long addr)
-{
-	return syscall(__NR_unshare_large_pages, addr);
-}
-
-/* A mapping address from a syscall() return value. */
-#define LP_PTR(r) ((char *)(uintptr_t)(unsigned long)(r))
 #define LP_OK(r) ((unsigned long)(r) < (unsigned long)-4095)
-
-/* A /proc/meminfo value ("Key:" with the colon), or -1. */
-static inline long meminfo(const char *key)
-{
-	char line[256];
-	long val = -1;
-	size_t n = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, n)) {
-			val = strtol(line + n, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return val;
-}
 
 static inline long lp_total(void) { return meminfo("LargePages_Total:"); }
 static inline long lp_nfree(void) { return meminfo("LargePages_Free:"); }

@@ -32,6 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lpsys.h"
+#include "../meminfo.h"
+
 #ifndef __NR_get_large_pages
 #error "the uapi headers are not those of the patched kernel"
 #endif
@@ -51,30 +54,6 @@
 
 static const char *bench_test = "?";
 static int bench_reps = 3;
-
-static inline long lp_get(unsigned long addr, unsigned long len, int prot,
-			  int flags)
-{
-	return syscall(__NR_get_large_pages, addr, len, prot, flags);
-}
-
-static inline long lp_free(unsigned long addr)
-{
-	return syscall(__NR_free_large_pages, addr);
-}
-
-static inline long lp_share(int key, unsigned long addr, unsigned long len,
-			    int prot, int flag)
-{
-	return syscall(__NR_share_large_pages, key, addr, len, prot, flag);
-}
-
-static inline long lp_unshare(unsigned long addr)
-{
-	return syscall(__NR_unshare_large_pages, addr);
-}
-
-#define LP_PTR(r) ((char *)(uintptr_t)(unsigned long)(r))
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 bench_die(const char *fmt, ...)
@@ -143,26 +122,6 @@ static inline struct faults faults_since(struct faults a, int who)
 	b.minflt -= a.minflt;
 	b.majflt -= a.majflt;
 	return b;
-}
-
-/* A /proc/meminfo value in kB ("Key:" with the colon), or -1. */
-static inline long meminfo(const char *key)
-{
-	char line[256];
-	long val = -1;
-	size_t n = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, n)) {
-			val = strtol(line + n, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return val;
 }
 
 /*
