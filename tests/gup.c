@@ -419,6 +419,144 @@ TEST(gup_futex_between_threads_in_private_mapping)
 	ASSERT_EQ(lp_free(r), 0);
 }
 
+/*
+ * Process-shared futexes key on the page's file and offset: each 4 KiB
+ * subpage of a large page must key by its own offset. Two waiters sit
+ * on the same in-page offset of subpages 1 and 2; a wake at subpage 3
+ * must find nobody, and each wake finds exactly its own waiter.
+ */
+static void subpage_waiter(int key, unsigned long off, struct lp_peer *p)
+{
+	unsigned long lp = lp_size();
+	volatile uint32_t *w;
+	struct timespec ts = { 10, 0 };
+	long r;
+
+	r = lp_share(key, 0, lp, RW, 0);
+	ASSERT_TRUE(LP_OK(r));
+	w = (uint32_t *)(LP_PTR(r) + off);
+	lp_peer_send(p, 0);
+	while (__atomic_load_n(w, __ATOMIC_SEQ_CST) == 0)
+		if (futex(w, FUTEX_WAIT, 0, &ts) && errno == ETIMEDOUT)
+			_exit(2);
+	_exit(lp_unshare(r) ? 3 : 0);
+}
+
+TEST(gup_futex_keys_distinct_per_subpage)
+{
+	unsigned long lp = lp_size(), off[3] = { 4096 + 64, 8192 + 64,
+						 12288 + 64 };
+	volatile uint32_t *w[3];
+	struct lp_peer p[2];
+	int i, st;
+	long r;
+
+	r = lp_share(3010, 0, lp, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	for (i = 0; i < 3; i++)
+		w[i] = (uint32_t *)(LP_PTR(r) + off[i]);
+	for (i = 0; i < 2; i++) {
+		if (lp_peer_fork(&p[i]) == 0)
+			subpage_waiter(3010, off[i], &p[i]);
+		ASSERT_GT(p[i].pid, 0);
+		lp_peer_recv(&p[i]);
+	}
+	usleep(200000);		/* both are in FUTEX_WAIT by now */
+	EXPECT_EQ(futex(w[2], FUTEX_WAKE, INT_MAX, NULL), 0);
+	for (i = 1; i >= 0; i--) {
+		__atomic_store_n(w[i], 1, __ATOMIC_SEQ_CST);
+		EXPECT_EQ(futex(w[i], FUTEX_WAKE, INT_MAX, NULL), 1);
+		st = lp_peer_wait(&p[i]);
+		EXPECT_TRUE(CHILD_EXITED(st, 0));
+	}
+	ASSERT_EQ(lp_unshare(r), 0);
+}
+
+/*
+ * A GUP pin that outlives the segment's file: process_vm_writev() into a
+ * child that frees its mapping and exits meanwhile. The writes land or
+ * fail; unpinning must not follow the pages' ->mapping into the freed
+ * inode (the full suite boots with slub_debug=P,inode_cache, so such a
+ * use would read poison and oops), and every page comes back.
+ */
+TEST(gup_process_vm_writev_racing_free)
+{
+	unsigned long lp = lp_size(), len = 4 * lp;
+	long nfree = lp_nfree(), r;
+	char *buf = malloc(len);
+	struct iovec local, remote;
+	struct lp_peer p;
+	int i, j, st;
+
+	ASSERT_TRUE(buf != NULL);
+	memset(buf, 0x5a, len);
+	for (i = 0; i < 12; i++) {
+		if (lp_peer_fork(&p) == 0) {
+			r = lp_get(0, len, RW, MAP_PRIVATE);
+			ASSERT_TRUE(LP_OK(r));
+			lp_peer_send(&p, r);
+			lp_peer_recv(&p);
+			usleep(1000 * i);
+			_exit(lp_free(r) ? 2 : 0);
+		}
+		ASSERT_GT(p.pid, 0);
+		r = lp_peer_recv(&p);
+		local.iov_base = buf;
+		local.iov_len = len;
+		remote.iov_base = LP_PTR(r);
+		remote.iov_len = len;
+		lp_peer_send(&p, 0);
+		for (j = 0; j < 40; j++)
+			if (process_vm_writev(p.pid, &local, 1, &remote, 1, 0) < 0)
+				break;
+		st = lp_peer_wait(&p);
+		EXPECT_TRUE(CHILD_EXITED(st, 0));
+	}
+	free(buf);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+static volatile long racing_addr;
+
+static void *free_soon(void *arg)
+{
+	usleep((long)arg);
+	lp_free(racing_addr);
+	return NULL;
+}
+
+/*
+ * An O_DIRECT read into a mapping freed by another thread while the
+ * read is in flight: the bio's pages are dirtied at completion, after
+ * the segment's inode may be gone (see above). The read returns what it
+ * returns; nothing oopses and every page comes back.
+ */
+TEST(gup_odirect_read_racing_free)
+{
+	unsigned long lp = lp_size(), len = 2 * lp;
+	long nfree = lp_nfree();
+	pthread_t t;
+	char *src;
+	int fd, i;
+
+	fd = direct_file();
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(posix_memalign((void **)&src, 4096, len), 0);
+	memset(src, 0x3c, len);
+	ASSERT_EQ(write_all(fd, src, len), (ssize_t)len);
+	free(src);
+	for (i = 0; i < 12; i++) {
+		racing_addr = lp_get(0, len, RW, MAP_PRIVATE);
+		ASSERT_TRUE(LP_OK(racing_addr));
+		ASSERT_EQ(pthread_create(&t, NULL, free_soon,
+					 (void *)(long)(500 * i)), 0);
+		(void)!pread(fd, LP_PTR(racing_addr), len, 0);
+		ASSERT_EQ(pthread_join(t, NULL), 0);
+	}
+	close(fd);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
 struct sga {
 	pthread_mutex_t lock;
 	volatile unsigned long counter;

@@ -350,3 +350,41 @@ TEST(limits_pool_exhaustion_by_another_process)
 	agent_stop(&a);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
+
+/*
+ * mlockall(MCL_FUTURE) and large pages: they are locked memory already,
+ * charged once to RLIMIT_MEMLOCK when made, so a later get or share is
+ * accepted (not EAGAIN for counting them twice against the limit), and
+ * the limit itself still holds.
+ */
+static void mlockall_then_get(void *arg)
+{
+	unsigned long lp = lp_size();
+	long r, s;
+
+	(void)arg;
+	lp_set_memlock(3 * lp);
+	become_nobody();
+	ASSERT_EQ(mlockall(MCL_CURRENT | MCL_FUTURE), 0);
+	r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	if (!LP_OK(r))
+		TH_LOG("get after mlockall(MCL_FUTURE): %s", strerror(errno));
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_TRUE(lp_zeroed(LP_PTR(r), 2 * lp));
+	lp_fill(LP_PTR(r), 2 * lp, 5020);
+	s = lp_share(5020, 0, lp, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(s));
+	EXPECT_ERRNO(lp_get(0, lp, RW, MAP_SHARED), ENOMEM);
+	EXPECT_TRUE(lp_check(LP_PTR(r), 2 * lp, 5020));
+	ASSERT_EQ(lp_unshare(s), 0);
+	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(munlockall(), 0);
+	_exit(harness_failed);
+}
+
+TEST(limits_mlockall_future_then_get_accepted)
+{
+	int st = run_child(mlockall_then_get, NULL);
+
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+}

@@ -584,3 +584,176 @@ TEST(share_keys_are_independent)
 	ASSERT_EQ(lp_unshare(b), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
+
+/*
+ * Permission is checked before the length: a stranger learns nothing
+ * about a segment's size (SysV shm would say EINVAL first).
+ */
+TEST(share_denied_before_len_is_checked)
+{
+	struct lp_peer p;
+	int st;
+
+	holder_start(&p, 1040, 2 * lp_size(), 0600, -1, -1);
+	st = probe(1040, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	st = probe(1040, 3 * lp_size(), NOBODY, NOBODY, RW, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	holder_stop(&p);
+}
+
+/* A word in memory shared with the children, for "I am done" flags. */
+static volatile int *shared_flags(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_TRUE(p != MAP_FAILED);
+	return p;
+}
+
+/*
+ * A child that creates key (n pages), sets flag[0] (1 done, -errno
+ * failed) and holds the segment until its pipe closes.
+ */
+static pid_t big_creator(struct lp_peer *p, int key, unsigned long len,
+			 volatile int *flag)
+{
+	long r;
+
+	if (lp_peer_fork(p) == 0) {
+		r = lp_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
+		*flag = LP_OK(r) ? 1 : -errno;
+		if (!LP_OK(r))
+			_exit(1);
+		lp_peer_recv(p);
+		_exit(lp_unshare(r) ? 2 : 0);
+	}
+	ASSERT_GT(p->pid, 0);
+	return p->pid;
+}
+
+/* Wait until the pool has given out its pages (zeroing has begun). */
+static void wait_pages_taken(long nfree, long n, volatile int *done)
+{
+	int i;
+
+	for (i = 0; i < 10000 && lp_nfree() > nfree - n; i++)
+		usleep(1000);
+	ASSERT_LE(lp_nfree(), nfree - n);
+	if (*done)
+		SKIP("the creator zeroed %ld pages before the probe started (a fast machine); nothing to race",
+		     n);
+}
+
+/*
+ * The key table's lock is not held while a new segment is zeroed: while
+ * one process creates a segment of nearly the whole pool, another
+ * creates and drops a small one and lists /proc/largepage_segments, and
+ * an attacher of the big one that is killed while it waits dies at once.
+ */
+TEST(share_create_zeroes_outside_the_key_lock)
+{
+	unsigned long lp = lp_size();
+	long nfree = lp_nfree(), n = nfree - 2, r;
+	volatile int *flags = shared_flags();
+	int small_first, list_first, kill_first, st;
+	struct lp_peer big;
+	char buf[4096];
+	pid_t waiter;
+	FILE *f;
+
+	ASSERT_GE(n, 8);
+	big_creator(&big, 1041, n * lp, &flags[0]);
+	wait_pages_taken(nfree, n, &flags[0]);
+
+	r = lp_share(1042, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+	small_first = !flags[0];
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_TRUE(lp_zeroed(LP_PTR(r), lp));
+	ASSERT_EQ(lp_unshare(r), 0);
+
+	f = fopen("/proc/largepage_segments", "r");
+	ASSERT_TRUE(f != NULL);
+	while (fread(buf, 1, sizeof(buf), f) > 0)
+		;
+	fclose(f);
+	list_first = !flags[0];
+
+	waiter = fork();
+	if (waiter == 0) {
+		r = lp_share(1041, 0, n * lp, RW, 0);
+		_exit(3);
+	}
+	ASSERT_GT(waiter, 0);
+	usleep(20000);
+	kill(waiter, SIGKILL);
+	ASSERT_EQ(waitpid(waiter, &st, 0), waiter);
+	kill_first = !flags[0];
+	EXPECT_TRUE(CHILD_SIGNALED(st, SIGKILL));
+
+	if (!small_first)
+		TH_LOG("a one-page create waited for the big one's zeroing");
+	if (!list_first)
+		TH_LOG("reading /proc/largepage_segments waited for the zeroing");
+	if (!kill_first)
+		TH_LOG("an attacher killed while waiting lived until the zeroing ended");
+	EXPECT_TRUE(small_first && list_first && kill_first);
+
+	while (!flags[0])
+		usleep(10000);
+	EXPECT_EQ(flags[0], 1);
+	EXPECT_EQ(lp_nfree(), nfree - n);
+	lp_peer_send(&big, 0);
+	st = lp_peer_wait(&big);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/*
+ * The creator is killed while it zeroes: its segment and key go, and an
+ * attacher that was waiting for it looks the key up again, creates the
+ * segment itself (IPC_CREAT) and gets zeroed pages.
+ */
+TEST(share_creator_killed_while_zeroing_waiter_creates)
+{
+	unsigned long lp = lp_size();
+	long nfree = lp_nfree(), n = nfree - 2, r;
+	volatile int *flags = shared_flags();
+	struct lp_peer big, w;
+	int st;
+
+	ASSERT_GE(n, 8);
+	big_creator(&big, 1043, n * lp, &flags[0]);
+	wait_pages_taken(nfree, n, &flags[0]);
+
+	if (lp_peer_fork(&w) == 0) {
+		r = lp_share(1043, 0, n * lp, RW, IPC_CREAT | 0600);
+		flags[1] = LP_OK(r) ? 1 : -errno;
+		if (!LP_OK(r))
+			_exit(1);
+		if (!lp_zeroed(LP_PTR(r), n * lp))
+			_exit(2);
+		lp_fill(LP_PTR(r), n * lp, 1043);
+		lp_peer_send(&w, 0);
+		lp_peer_recv(&w);
+		_exit(lp_unshare(r) ? 3 : 0);
+	}
+	ASSERT_GT(w.pid, 0);
+	usleep(20000);
+	if (flags[0])
+		SKIP("the creator finished zeroing before it could be killed");
+	kill(big.pid, SIGKILL);
+	st = lp_peer_wait(&big);
+	EXPECT_TRUE(CHILD_SIGNALED(st, SIGKILL));
+
+	/* The waiter's own create: its pages, once the creator's are back. */
+	EXPECT_EQ(lp_peer_recv(&w), 0);
+	EXPECT_EQ(flags[1], 1);
+	EXPECT_EQ(lp_nfree(), nfree - n);
+	lp_peer_send(&w, 0);
+	st = lp_peer_wait(&w);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	EXPECT_TRUE(lp_key_absent(1043, n * lp));
+}
