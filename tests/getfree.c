@@ -365,3 +365,45 @@ TEST(exit_without_free_releases)
 	ASSERT_TRUE(CHILD_EXITED(status, 0));
 	EXPECT_EQ(lp_nfree(), nfree);
 }
+
+/*
+ * The numbers around ours are nobody's on this kernel: 451-454 went to
+ * cachestat, fchmodat2, map_shadow_stack and futex_wake upstream (newer
+ * userspace must get ENOSYS and fall back), 999 and 1004 border ours.
+ */
+TEST(neighbouring_syscall_numbers_enosys)
+{
+	static const long nrs[] = { 451, 452, 453, 454, 999, 1004 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++) {
+		errno = 0;
+		EXPECT_EQ(syscall(nrs[i], 0, 0, 0, 0, 0), -1);
+		if (errno != ENOSYS)
+			TH_LOG("syscall %ld: errno %d (%s)", nrs[i], errno,
+			       strerror(errno));
+		EXPECT_EQ(errno, ENOSYS);
+	}
+}
+
+/* Without largepages=, the pool is a quarter of RAM in whole pages. */
+TEST(default_pool_is_a_quarter_of_ram)
+{
+	char buf[1024] = "";
+	long quarter, total = lp_total();
+	int fd = open("/proc/cmdline", O_RDONLY);
+
+	ASSERT_GE(fd, 0);
+	ASSERT_GT(read(fd, buf, sizeof(buf) - 1), 0);
+	close(fd);
+	ASSERT_TRUE(strstr(buf, "largepages=") == NULL);
+	/*
+	 * Sized from totalram at boot; MemTotal grows a little once the
+	 * init sections are freed, so allow one page less than MemTotal / 4.
+	 */
+	quarter = meminfo("MemTotal:") / 4 / (long)(lp_size() / 1024);
+	EXPECT_TRUE(total == quarter || total == quarter - 1);
+	if (total != quarter && total != quarter - 1)
+		TH_LOG("pool %ld pages, a quarter of MemTotal is %ld", total,
+		       quarter);
+}

@@ -8,6 +8,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -555,6 +556,88 @@ TEST(gup_odirect_read_racing_free)
 	}
 	close(fd);
 	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/*
+ * Read-only stays read-only: a 0644 segment attached PROT_READ by
+ * another user cannot be written through any GUP path, not even those
+ * that force (/proc/PID/mem, ptrace): the mapping is shared, so a forced
+ * write would land in the owner's pages.
+ */
+static void readonly_attacher(void *arg)
+{
+	unsigned long lp = lp_size();
+	uint32_t val = 0xbadc0de;
+	struct iovec local, remote;
+	int fd, st;
+	long r;
+	pid_t t;
+
+	(void)arg;
+	become_nobody();
+	prctl(PR_SET_DUMPABLE, 1);	/* our own /proc/self/mem, as nobody */
+	r = lp_share(3020, 0, lp, PROT_READ, 0);
+	ASSERT_TRUE(LP_OK(r));
+
+	fd = open("/proc/self/mem", O_RDWR | O_LARGEFILE);
+	ASSERT_GE(fd, 0);
+	errno = 0;
+	EXPECT_EQ(pwrite64(fd, &val, sizeof(val),
+			   (off64_t)(unsigned long)(r + 64)), -1);
+	EXPECT_EQ(errno, EIO);
+	close(fd);
+
+	local.iov_base = &val;
+	local.iov_len = sizeof(val);
+	remote.iov_base = LP_PTR(r) + 128;
+	remote.iov_len = sizeof(val);
+	EXPECT_ERRNO(process_vm_writev(getpid(), &local, 1, &remote, 1, 0),
+		     EFAULT);
+
+	fd = direct_file();
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(write_all(fd, LP_PTR(r), 65536), 65536);
+	EXPECT_ERRNO(pread(fd, LP_PTR(r), 65536, 0), EFAULT);
+	close(fd);
+
+	/* A tracer (same user) pokes a tracee that attached read-only. */
+	t = fork();
+	if (t == 0) {
+		long c = lp_share(3020, 0, lp, PROT_READ, 0);
+
+		if (!LP_OK(c) || ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(2);
+		raise(SIGSTOP);
+		_exit(lp_check(LP_PTR(c), lp, 3020) ? 0 : 3);
+	}
+	ASSERT_GT(t, 0);
+	ASSERT_EQ(waitpid(t, &st, 0), t);
+	ASSERT_TRUE(WIFSTOPPED(st));
+	errno = 0;
+	EXPECT_EQ(ptrace(PTRACE_POKEDATA, t, LP_PTR(r) + 256,
+			 (void *)0x600dcafeUL), -1);
+	EXPECT_EQ(errno, EIO);
+	ASSERT_EQ(ptrace(PTRACE_CONT, t, NULL, NULL), 0);
+	ASSERT_EQ(waitpid(t, &st, 0), t);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+
+	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 3020));
+	ASSERT_EQ(lp_unshare(r), 0);
+	_exit(harness_failed);
+}
+
+TEST(gup_read_only_attach_cannot_be_written)
+{
+	unsigned long lp = lp_size();
+	long r = lp_share(3020, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0644);
+	int st;
+
+	ASSERT_TRUE(LP_OK(r));
+	lp_fill(LP_PTR(r), lp, 3020);
+	st = run_child(readonly_attacher, NULL);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 3020));
+	ASSERT_EQ(lp_unshare(r), 0);
 }
 
 struct sga {

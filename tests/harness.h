@@ -83,6 +83,8 @@ static int (*harness_after_each)(const char *when);
 #define EXPECT_NE(a, b) HARNESS_CMP(0, a, !=, b)
 #define EXPECT_GE(a, b) HARNESS_CMP(0, a, >=, b)
 #define EXPECT_LE(a, b) HARNESS_CMP(0, a, <=, b)
+#define EXPECT_LT(a, b) HARNESS_CMP(0, a, <, b)
+#define EXPECT_GT(a, b) HARNESS_CMP(0, a, >, b)
 #define ASSERT_TRUE(c) HARNESS_CMP(1, !!(c), ==, 1)
 #define EXPECT_TRUE(c) HARNESS_CMP(0, !!(c), ==, 1)
 

@@ -360,23 +360,26 @@ TEST(limits_pool_exhaustion_by_another_process)
 static void mlockall_then_get(void *arg)
 {
 	unsigned long lp = lp_size();
-	long r, s;
+	static char locked[65536];
+	long r;
 
 	(void)arg;
-	lp_set_memlock(3 * lp);
+	lp_set_memlock(2 * lp);
 	become_nobody();
-	ASSERT_EQ(mlockall(MCL_CURRENT | MCL_FUTURE), 0);
+	/* Some mlock()ed memory: mm->locked_vm is not zero. */
+	ASSERT_EQ(mlock(locked, sizeof(locked)), 0);
+	ASSERT_EQ(mlockall(MCL_FUTURE), 0);
+	/* The whole limit: counted twice, it would be over (EAGAIN). */
 	r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
 	if (!LP_OK(r))
 		TH_LOG("get after mlockall(MCL_FUTURE): %s", strerror(errno));
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_zeroed(LP_PTR(r), 2 * lp));
 	lp_fill(LP_PTR(r), 2 * lp, 5020);
-	s = lp_share(5020, 0, lp, RW, IPC_CREAT | 0600);
-	ASSERT_TRUE(LP_OK(s));
+	/* The limit itself still holds. */
 	EXPECT_ERRNO(lp_get(0, lp, RW, MAP_SHARED), ENOMEM);
+	EXPECT_ERRNO(lp_share(5020, 0, lp, RW, IPC_CREAT | 0600), ENOMEM);
 	EXPECT_TRUE(lp_check(LP_PTR(r), 2 * lp, 5020));
-	ASSERT_EQ(lp_unshare(s), 0);
 	ASSERT_EQ(lp_free(r), 0);
 	ASSERT_EQ(munlockall(), 0);
 	_exit(harness_failed);
@@ -386,5 +389,113 @@ TEST(limits_mlockall_future_then_get_accepted)
 {
 	int st = run_child(mlockall_then_get, NULL);
 
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+}
+
+/* VmSize of this process in bytes, from /proc/self/status. */
+static unsigned long vm_size(void)
+{
+	char line[128];
+	unsigned long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	ASSERT_TRUE(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %lu", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/*
+ * A get or share that fails at the last step (the address space cannot
+ * take the mapping) must undo everything: pool, key, memlock charge and
+ * maps as before. The charge is proved by taking the whole limit after.
+ */
+static void rolled_back_then_whole_limit(long nfree, int maps, int key)
+{
+	unsigned long lp = lp_size();
+	long r;
+
+	EXPECT_ERRNO(lp_get(0, lp, RW, MAP_PRIVATE), ENOMEM);
+	EXPECT_ERRNO(lp_get(0, 2 * lp, RW, MAP_SHARED), ENOMEM);
+	EXPECT_ERRNO(lp_share(key, 0, lp, RW, IPC_CREAT | 0600), ENOMEM);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_EQ(lp_maps_lines(), maps);
+	EXPECT_TRUE(lp_key_absent(key, lp));
+	(void)r;
+}
+
+static void rollback_rlimit_as(void *arg)
+{
+	unsigned long lp = lp_size();
+	struct rlimit as = { RLIM_INFINITY, RLIM_INFINITY };
+	long nfree = lp_nfree(), r;
+	int maps;
+
+	(void)arg;
+	lp_set_memlock(2 * lp);
+	become_nobody();
+	maps = lp_maps_lines();		/* warms up stdio's buffers too */
+	as.rlim_cur = vm_size();
+	ASSERT_EQ(setrlimit(RLIMIT_AS, &as), 0);
+	rolled_back_then_whole_limit(nfree, maps, 5030);
+	as.rlim_cur = RLIM_INFINITY;
+	ASSERT_EQ(setrlimit(RLIMIT_AS, &as), 0);
+	r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	if (!LP_OK(r))
+		TH_LOG("the whole memlock limit after the failures: %s",
+		       strerror(errno));
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(lp_free(r), 0);
+	_exit(harness_failed);
+}
+
+TEST(limits_rlimit_as_failure_rolls_back)
+{
+	int st = run_child(rollback_rlimit_as, NULL);
+
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+}
+
+#define MAX_MAP_COUNT "/proc/sys/vm/max_map_count"
+
+TEST(limits_max_map_count_failure_rolls_back)
+{
+	unsigned long lp = lp_size();
+	long old = read_long(MAX_MAP_COUNT), nfree = lp_nfree(), n;
+	char buf[32];
+	struct lp_peer p;
+	int st;
+
+	ASSERT_GT(old, 0);
+	if (lp_peer_fork(&p) == 0) {
+		long r;
+		int maps;
+
+		lp_set_memlock(2 * lp);
+		become_nobody();
+		maps = lp_maps_lines();
+		lp_peer_send(&p, maps);
+		lp_peer_recv(&p);	/* the limit is now reached */
+		rolled_back_then_whole_limit(nfree, maps, 5031);
+		lp_peer_send(&p, harness_failed);
+		lp_peer_recv(&p);	/* the limit is back */
+		r = lp_get(0, 2 * lp, RW, MAP_SHARED);
+		ASSERT_TRUE(LP_OK(r));
+		ASSERT_EQ(lp_free(r), 0);
+		_exit(0);
+	}
+	ASSERT_GT(p.pid, 0);
+	n = lp_peer_recv(&p);
+	/* One more vma than max_map_count allows is refused. */
+	snprintf(buf, sizeof(buf), "%ld\n", n - 1);
+	ASSERT_EQ(write_text(MAX_MAP_COUNT, buf), 0);
+	lp_peer_send(&p, 0);
+	EXPECT_EQ(lp_peer_recv(&p), 0);
+	snprintf(buf, sizeof(buf), "%ld\n", old);
+	ASSERT_EQ(write_text(MAX_MAP_COUNT, buf), 0);
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 }

@@ -4,6 +4,7 @@
  * getting and freeing pages, forking, and resizing the pool, all at once.
  * Afterwards every page is back, every key gone, the pool its old size.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 #include "lp.h"
@@ -489,4 +490,100 @@ TEST(races_concurrent_creat_maps_one_segment)
 	ASSERT_GE(b->rounds, 1);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_ERRNO(lp_share(CREAT_KEY, 0, lp_size(), PROT_READ, 0), ENOENT);
+}
+
+/*
+ * TLB shootdown. A thread pinned to one CPU writes a large page in a
+ * loop while a thread on the other CPU frees (or unshares) it. The free
+ * must flush the writer's TLB before the page goes back to the pool: the
+ * writer dies with SIGSEGV, and whoever takes the page next (the pool
+ * hands out the last page freed first) sees only zeroes while it
+ * watches: no write through a stale translation lands in it.
+ */
+static volatile uint32_t *shoot_page;
+
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *shoot_writer(void *arg)
+{
+	unsigned long n = lp_size() / 4, i;
+
+	(void)arg;
+	pin_to_cpu(1);
+	for (;;)
+		for (i = 0; i < n; i += 1024)
+			shoot_page[i] = 0xa5a5a5a5;
+	return NULL;
+}
+
+static void shoot_victim(int key, struct lp_peer *p)
+{
+	unsigned long lp = lp_size();
+	pthread_t t;
+	long r;
+
+	pin_to_cpu(0);
+	r = key ? lp_share(key, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600) :
+		  lp_get(0, lp, RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	shoot_page = (uint32_t *)LP_PTR(r);
+	ASSERT_EQ(pthread_create(&t, NULL, shoot_writer, NULL), 0);
+	usleep(100000);		/* the writer's TLB holds the entry */
+	lp_peer_send(p, 0);
+	if (key)
+		lp_unshare(r);
+	else
+		lp_free(r);
+	/* Only a write through a stale TLB entry lets us live on. */
+	for (;;)
+		pause();
+}
+
+static void tlb_shootdown(int key)
+{
+	unsigned long lp = lp_size(), n = lp / 4, i, bad = 0;
+	long nfree = lp_nfree(), r;
+	volatile uint32_t *w;
+	struct lp_peer p;
+	double end;
+	int st;
+
+	if (lp_peer_fork(&p) == 0)
+		shoot_victim(key, &p);
+	ASSERT_GT(p.pid, 0);
+	lp_peer_recv(&p);
+	/* The page is back in the pool once its last reference is gone. */
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	r = lp_get(0, lp, RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	w = (uint32_t *)LP_PTR(r);
+	for (end = now() + 0.3; now() < end;)
+		for (i = 0; i < n; i += 1024)
+			bad += w[i] != 0;
+	if (bad)
+		TH_LOG("%lu writes through a stale TLB entry seen", bad);
+	EXPECT_EQ(bad, 0);
+	kill(p.pid, SIGKILL);	/* if it still lives, it is a failure */
+	st = lp_peer_wait(&p);
+	if (!CHILD_SIGNALED(st, SIGSEGV))
+		TH_LOG("victim status %#x, expected death by SIGSEGV", st);
+	EXPECT_TRUE(CHILD_SIGNALED(st, SIGSEGV));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(races_free_flushes_other_cpus_tlb)
+{
+	tlb_shootdown(0);
+}
+
+TEST(races_unshare_flushes_other_cpus_tlb)
+{
+	tlb_shootdown(7100);
 }
