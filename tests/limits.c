@@ -499,3 +499,35 @@ TEST(limits_max_map_count_failure_rolls_back)
 	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 }
+
+/*
+ * When the pool cannot meet a request, the memlock charge taken before
+ * the pages are looked for is given back: after failing, an
+ * unprivileged caller still gets its whole limit.
+ */
+TEST(limits_pool_exhaustion_keeps_no_charge)
+{
+	long nfree = lp_nfree(), held, r;
+	struct lp_peer root, user;
+	int i;
+
+	ASSERT_GE(nfree, 3);
+	agent_start(&root, ROOT, 0);
+	agent_start(&user, NOBODY, 2 * lp_size());
+	held = a_get(&root, nfree - 1, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(held));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(a_get(&user, 2, MAP_PRIVATE), -ENOMEM);
+		EXPECT_EQ(a_share(&user, 5040, 2, RW, IPC_CREAT | 0600),
+			  -ENOMEM);
+	}
+	EXPECT_EQ(a_free(&root, held), 0);
+	r = a_get(&user, 2, MAP_SHARED);
+	if (!LP_OK(r))
+		TH_LOG("the whole limit after the failures: %s", strerror(-r));
+	EXPECT_TRUE(LP_OK(r));
+	/* The user agent holds copies of the root agent's pipes: first. */
+	agent_stop(&user);
+	agent_stop(&root);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
