@@ -11,6 +11,8 @@ BUILD ?= $(CURDIR)/build
 FLAVOURS ?= pae nopae off
 RUN_FLAVOUR ?= pae
 export BUILD
+# The fuzzer in the full suite: replay a seed, or run it longer.
+export LP_FUZZ_SEED LP_FUZZ_SECS
 
 # Tests use the uapi headers of the first kernel built; the syscall
 # table does not depend on the configuration.
