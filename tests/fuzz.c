@@ -28,12 +28,6 @@
 #include <time.h>
 #include "lp.h"
 
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25	/* 6.1, newer than this glibc */
-#endif
-#ifndef MADV_SOFT_OFFLINE
-#define MADV_SOFT_OFFLINE 101
-#endif
 
 #define RW		(PROT_READ | PROT_WRITE)
 #define PROT_ALL	(PROT_READ | PROT_WRITE | PROT_EXEC)

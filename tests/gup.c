@@ -72,20 +72,6 @@ static int direct_file(void)
 	return -1;
 }
 
-static ssize_t write_all(int fd, const char *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = write(fd, buf + done, len - done);
-		if (n <= 0)
-			return -1;
-		done += n;
-	}
-	return done;
-}
-
 static ssize_t read_all(int fd, char *buf, size_t len)
 {
 	size_t done = 0;

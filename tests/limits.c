@@ -412,10 +412,9 @@ static unsigned long vm_size(void)
  * take the mapping) must undo everything: pool, key, memlock charge and
  * maps as before. The charge is proved by taking the whole limit after.
  */
-static void rolled_back_then_whole_limit(long nfree, int maps, int key)
+static void expect_rolled_back(long nfree, int maps, int key)
 {
 	unsigned long lp = lp_size();
-	long r;
 
 	EXPECT_ERRNO(lp_get(0, lp, RW, MAP_PRIVATE), ENOMEM);
 	EXPECT_ERRNO(lp_get(0, 2 * lp, RW, MAP_SHARED), ENOMEM);
@@ -423,7 +422,6 @@ static void rolled_back_then_whole_limit(long nfree, int maps, int key)
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_EQ(lp_maps_lines(), maps);
 	EXPECT_TRUE(lp_key_absent(key, lp));
-	(void)r;
 }
 
 static void rollback_rlimit_as(void *arg)
@@ -439,7 +437,7 @@ static void rollback_rlimit_as(void *arg)
 	maps = lp_maps_lines();		/* warms up stdio's buffers too */
 	as.rlim_cur = vm_size();
 	ASSERT_EQ(setrlimit(RLIMIT_AS, &as), 0);
-	rolled_back_then_whole_limit(nfree, maps, 5030);
+	expect_rolled_back(nfree, maps, 5030);
 	as.rlim_cur = RLIM_INFINITY;
 	ASSERT_EQ(setrlimit(RLIMIT_AS, &as), 0);
 	r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
@@ -478,7 +476,7 @@ TEST(limits_max_map_count_failure_rolls_back)
 		maps = lp_maps_lines();
 		lp_peer_send(&p, maps);
 		lp_peer_recv(&p);	/* the limit is now reached */
-		rolled_back_then_whole_limit(nfree, maps, 5031);
+		expect_rolled_back(nfree, maps, 5031);
 		lp_peer_send(&p, harness_failed);
 		lp_peer_recv(&p);	/* the limit is back */
 		r = lp_get(0, 2 * lp, RW, MAP_SHARED);

@@ -25,6 +25,29 @@
 
 #define LP_OK(r) ((unsigned long)(r) < (unsigned long)-4095)
 
+/* madvise() advice newer than this glibc knows. */
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25	/* 6.1, newer than this glibc */
+#endif
+#ifndef MADV_SOFT_OFFLINE
+#define MADV_SOFT_OFFLINE 101
+#endif
+
+/* write() all of buf; len, or -1. */
+static inline ssize_t write_all(int fd, const char *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = write(fd, buf + done, len - done);
+		if (n <= 0)
+			return -1;
+		done += n;
+	}
+	return done;
+}
+
 static inline long lp_total(void) { return meminfo("LargePages_Total:"); }
 static inline long lp_nfree(void) { return meminfo("LargePages_Free:"); }
 

@@ -7,12 +7,6 @@
 #include "lp.h"
 
 #define RW (PROT_READ | PROT_WRITE)
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25	/* 6.1, newer than this glibc */
-#endif
-#ifndef MADV_SOFT_OFFLINE
-#define MADV_SOFT_OFFLINE 101
-#endif
 #define NB (4 * 4096UL)		/* size of a normal neighbour mapping */
 
 /*

@@ -150,20 +150,6 @@ static int checkw(const char *buf, unsigned long len, uint32_t seed)
 	return 1;
 }
 
-static ssize_t write_all(int fd, const char *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = write(fd, buf + done, len - done);
-		if (n <= 0)
-			return -1;
-		done += n;
-	}
-	return done;
-}
-
 /*
  * What a test changed in the whole system, for undo_all(): in the test
  * process, not in the body, which may die anywhere.
