@@ -26,7 +26,12 @@ deps:
 source patch: deps
 	@scripts/apply-series
 
-kernel: patch
+# The quick series gate (seconds): checkpatch --strict and the headers of
+# every patch. The per-prefix build is check-series (slow, opt-in).
+lint: patch
+	@scripts/lint-series
+
+kernel: lint
 	@for f in $(FLAVOURS); do scripts/build-kernel $$f || exit 1; done
 
 tests: kernel
@@ -59,4 +64,4 @@ check-series: deps
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps source patch kernel tests rootfs test run bench check-series clean
+.PHONY: all deps source patch lint kernel tests rootfs test run bench check-series clean

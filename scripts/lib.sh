@@ -31,3 +31,21 @@ need_tools() {
 
 # Digest of the files named, by content and name, for stamps.
 digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# checkpatch TREE PATCH: checkpatch.pl --strict from the kernel TREE, one
+# line per finding (FILE:LINE: TYPE:NAME: message) on stdout; count them
+# with count_findings. One warning is allowed: 6.1's checkpatch does not
+# know Originally-by:, the tag the x86 tree asks for to credit an
+# original author (Documentation/process/maintainer-tip.rst).
+checkpatch() {
+	(cd "$1" && scripts/checkpatch.pl --strict --no-tree --terse --show-types "$2" 2>&1 || true) |
+		grep -v -e 'WARNING:BAD_SIGN_OFF: Non-standard signature: Originally-by:$' \
+			-e '^total: ' || true
+}
+
+# count_findings KIND... < checkpatch output: how many of those kinds.
+count_findings() {
+	local re
+	re=$(IFS='|'; echo "$*")
+	grep -cE ": ($re):" || true
+}
