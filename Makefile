@@ -35,7 +35,8 @@ kernel: lint
 	@for f in $(FLAVOURS); do scripts/build-kernel $$f || exit 1; done
 
 tests: kernel
-	@$(MAKE) -s -C tests OUT=$(BUILD)/tests KHDR=$(KHDR) DESTDIR=$(BUILD)/install install
+	@$(MAKE) -s -C tests OUT=$(BUILD)/tests KHDR=$(KHDR) KSRC=$(BUILD)/linux-source-6.1 \
+		DESTDIR=$(BUILD)/install install
 	@$(MAKE) -s -C userspace OUT=$(BUILD)/userspace KHDR=$(KHDR) DESTDIR=$(BUILD)/install install
 	@$(MAKE) -s -C tests/bench OUT=$(BUILD)/bench-bin KHDR=$(KHDR) DESTDIR=$(BUILD)/install install
 
