@@ -6,10 +6,15 @@
 #   make test FLAVOURS=nopae  one flavour
 #   make run [CMD='...']      a shell (or one command) in the pae guest
 #   make bench                benchmarks (not part of make test)
+#   make deb [DEB_FLAVOUR=686] Debian's config for a flavour, as .deb packages
+#   make test-deb             dpkg -i that package in the guest, run the suite
+#   make check-configs        compile gate: the series under Debian's 3 configs
 
 BUILD ?= $(CURDIR)/build
 FLAVOURS ?= pae nopae off
 RUN_FLAVOUR ?= pae
+# Debian's flavours: 686-pae (2 MiB pages), 686 (4 MiB), rt-686-pae.
+DEB_FLAVOUR ?= 686-pae
 export BUILD
 # The fuzzer in the full suite: replay a seed, or run it longer.
 export LP_FUZZ_SEED LP_FUZZ_SECS
@@ -62,7 +67,21 @@ bench: rootfs
 check-series: deps
 	@scripts/check-series
 
+# Debian's own kernel (opt-in, not part of test): Debian's config for
+# DEB_FLAVOUR + CONFIG_LARGE_PAGE=y, built by bindeb-pkg, installed in the
+# guest by dpkg -i, and the full suite on it.
+deb: lint
+	@scripts/deb-kernel $(DEB_FLAVOUR)
+
+test-deb: deb
+	@$(MAKE) -s rootfs FLAVOURS=pae
+	@scripts/test-deb $(DEB_FLAVOUR)
+
+check-configs: lint
+	@scripts/check-configs
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps source patch lint kernel tests rootfs test run bench check-series clean
+.PHONY: all deps source patch lint kernel tests rootfs test run bench check-series deb \
+	test-deb check-configs clean

@@ -49,3 +49,12 @@ count_findings() {
 	re=$(IFS='|'; echo "$*")
 	grep -cE ": ($re):" || true
 }
+
+# Debian's i386 kernel flavours (make deb, make check-configs).
+DEB_FLAVOURS="686-pae 686 rt-686-pae"
+check_deb_flavour() {
+	case " $DEB_FLAVOURS " in
+	*" $1 "*) ;;
+	*) die "unknown Debian flavour '$1' (${DEB_FLAVOURS// /, })" ;;
+	esac
+}
