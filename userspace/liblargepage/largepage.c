@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "largepage.h"
+#include "lp-internal.h"
 
 #ifndef __NR_get_large_pages
 #error "build against the uapi headers of the large-page kernel (KHDR)"
@@ -22,35 +23,85 @@
 
 #define MEMINFO_PATH "/proc/meminfo"
 
+int lp_scan_lines(const char *path, int (*fn)(const char *line, void *arg),
+		  void *arg)
+{
+	char buf[1024], line[LP_LINE_MAX];
+	size_t used = 0;
+	int fd, ret = 0, err;
+	ssize_t n, i;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (!ret && (n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -1;
+			break;
+		}
+		for (i = 0; i < n && !ret; i++) {
+			if (buf[i] != '\n') {
+				/* Keep the start of an overlong line only. */
+				if (used < sizeof(line) - 1)
+					line[used++] = buf[i];
+				continue;
+			}
+			line[used] = '\0';
+			used = 0;
+			ret = fn(line, arg);
+		}
+	}
+	if (!ret && used) {
+		line[used] = '\0';
+		ret = fn(line, arg);
+	}
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret < 0 ? -1 : ret;
+}
+
+struct meminfo_keys {
+	const char *const *keys;
+	long *vals;
+	int nkeys, found;
+};
+
+static int meminfo_line(const char *line, void *arg)
+{
+	struct meminfo_keys *mk = arg;
+	int i;
+
+	for (i = 0; i < mk->nkeys; i++) {
+		size_t n = strlen(mk->keys[i]);
+
+		if (mk->vals[i] < 0 && !strncmp(line, mk->keys[i], n)) {
+			mk->vals[i] = strtol(line + n, NULL, 10);
+			mk->found++;
+			break;
+		}
+	}
+	return mk->found == mk->nkeys;
+}
+
 /*
  * Read the meminfo values for the keys given (NULL-terminated, "Key:"
  * with the colon) into vals. 0 when all were found, else -1 with ENOSYS
  * (a line is missing: no large pages in this kernel) or the errno of the
- * open.
+ * open. No stdio and no allocation: liblargepage.so calls this from
+ * inside mmap() and shmget().
  */
 static int meminfo_read(const char *const *keys, long *vals)
 {
-	char line[256];
-	int i, nkeys, found = 0;
-	FILE *f = fopen(MEMINFO_PATH, "re");
+	struct meminfo_keys mk = { keys, vals, 0, 0 };
 
-	if (!f)
+	for (mk.nkeys = 0; keys[mk.nkeys]; mk.nkeys++)
+		vals[mk.nkeys] = -1;
+	if (lp_scan_lines(MEMINFO_PATH, meminfo_line, &mk) < 0)
 		return -1;
-	for (nkeys = 0; keys[nkeys]; nkeys++)
-		vals[nkeys] = -1;
-	while (found < nkeys && fgets(line, sizeof(line), f)) {
-		for (i = 0; i < nkeys; i++) {
-			size_t n = strlen(keys[i]);
-
-			if (vals[i] < 0 && !strncmp(line, keys[i], n)) {
-				vals[i] = strtol(line + n, NULL, 10);
-				found++;
-				break;
-			}
-		}
-	}
-	fclose(f);
-	if (found < nkeys) {
+	if (mk.found < mk.nkeys) {
 		errno = ENOSYS;
 		return -1;
 	}

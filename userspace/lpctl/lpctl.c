@@ -5,7 +5,9 @@
  *
  * Exit status: 0 success, 1 the operation failed, 2 usage error.
  */
+#include <asm/unistd_32.h>
 #include <errno.h>
+#include <grp.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +31,13 @@
 #define EXIT_OK		0
 #define EXIT_FAIL	1
 #define EXIT_USAGE	2
+#define EXIT_NOEXEC	126	/* run: PROGRAM cannot be executed (as env) */
+#define EXIT_NOTFOUND	127	/* run: PROGRAM not found */
+
+#ifndef LPCTL_PRELOAD
+#define LPCTL_PRELOAD	"/usr/lib/liblargepage.so"
+#endif
+#define FALLBACK_ENV	"LARGEPAGE_FALLBACK"
 
 #define HOLD_FOREVER	ULONG_MAX
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -47,6 +57,12 @@ static const char usage_text[] =
 "  share KEY SIZE [--mode MODE] [--create|--attach] [--excl] [--read-only]\n"
 "        [--hold SECS]  attach the keyed segment KEY, creating it when it\n"
 "                       does not exist (unless --attach); touch, hold, detach\n"
+"  explain [KEY]        say why you can or cannot get large pages (and\n"
+"                       attach segment KEY)\n"
+"  run [--fallback] -- PROGRAM [ARGS]\n"
+"                       run PROGRAM with liblargepage.so preloaded: its\n"
+"                       hugetlbfs requests get large pages (--fallback:\n"
+"                       normal pages when the pool is short)\n"
 "\n"
 "SIZE is a number of bytes, or a number with K, M or G (binary: 4M is\n"
 "4 MiB), or a number of large pages with p (3p); it must be a multiple of\n"
@@ -57,8 +73,9 @@ static const char usage_text[] =
 "  -h, --help           show this help\n"
 "  -V, --version        show the version\n"
 "\n"
-"Exit status: 0 success, 1 the operation failed, 2 usage error.\n"
-"See lpctl(8) and get_large_pages(2).\n";
+"Exit status: 0 success, 1 the operation failed, 2 usage error; run exits\n"
+"with PROGRAM's status, or 126 (cannot execute) or 127 (not found).\n"
+"See lpctl(8), liblargepage(7) and get_large_pages(2).\n";
 
 static __printf(1, 2) void say(const char *fmt, ...)
 {
@@ -766,6 +783,215 @@ static int cmd_share(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* -------------------------------------------------------------- explain */
+
+/* Does the caller have CAP_IPC_LOCK (effective)? */
+static int has_cap_ipc_lock(void)
+{
+	struct {
+		unsigned int version;
+		int pid;
+	} hdr = { 0x20080522, 0 };	/* _LINUX_CAPABILITY_VERSION_3 */
+	struct {
+		unsigned int effective, permitted, inheritable;
+	} data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 0;
+	return !!(data[0].effective & (1U << 14));	/* CAP_IPC_LOCK */
+}
+
+/* Is gid the caller's effective group or a supplementary one? */
+static int in_group(gid_t gid)
+{
+	gid_t groups[NGROUPS_MAX];
+	int i, n;
+
+	if (gid == getegid())
+		return 1;
+	n = getgroups(ARRAY_SIZE(groups), groups);
+	for (i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return 1;
+	return 0;
+}
+
+/*
+ * What the segment's mode lets the caller do, by the owner/group/other
+ * rules share_large_pages() applies (CAP_IPC_OWNER not probed: root is
+ * reported as allowed).
+ */
+static unsigned int seg_access(const struct segment *seg)
+{
+	uid_t uid = geteuid();
+
+	if (!uid)
+		return 06;
+	if (uid == seg->uid || uid == seg->cuid)
+		return (seg->mode >> 6) & 07;
+	if (in_group(seg->gid) || in_group(seg->cgid))
+		return (seg->mode >> 3) & 07;
+	return seg->mode & 07;
+}
+
+static int explain_segment(long key, long psize)
+{
+	struct segment seg;
+	unsigned int acc;
+	char sz[32];
+
+	if (!find_segment(key, &seg)) {
+		printf("Segment %ld:     none; share_large_pages() without IPC_CREAT gives ENOENT\n",
+		       key);
+		return -1;
+	}
+	acc = seg_access(&seg);
+	printf("Segment %ld:     %s (%lu pages), mode %04o, owner %u:%u, creator %u:%u, %lu attached\n",
+	       key, fmt_size(sz, sizeof(sz), seg.size),
+	       psize > 0 ? seg.size / psize : 0, seg.mode, seg.uid, seg.gid,
+	       seg.cuid, seg.cgid, seg.nattch);
+	if ((acc & 06) == 06) {
+		printf("  you may attach it read-write\n");
+		return 0;
+	}
+	if (acc & 04) {
+		printf("  you may attach it read-only (--read-only); read-write gives EACCES\n");
+		return 0;
+	}
+	printf("  you may not attach it: EACCES (uid %u, mode %04o)\n",
+	       (unsigned int)geteuid(), seg.mode);
+	return -1;
+}
+
+static int cmd_explain(int argc, char **argv)
+{
+	long psize, total = 0, nfree = 0, key = 0;
+	int bad = 0, err;
+	struct rlimit rl;
+	char a[32], b[32];
+	void *p;
+
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs("Usage: lpctl explain [KEY]\n"
+		      "Say why you can or cannot get large pages, and attach segment KEY.\n",
+		      stdout);
+		return EXIT_OK;
+	}
+	if (argc > 2)
+		return usage_error("explain takes at most a KEY");
+	if (argc == 2 && parse_long(argv[1], 1, INT_MAX, &key))
+		return usage_error("bad key '%s' (a positive integer)", argv[1]);
+
+	/* The kernel: ENOSYS without the patch or CONFIG_LARGE_PAGE. */
+	if (syscall(__NR_free_large_pages, 0UL) == -1 && errno == ENOSYS) {
+		printf("Kernel:          no large pages (ENOSYS): not built with CONFIG_LARGE_PAGE\n");
+		return EXIT_FAIL;
+	}
+	printf("Kernel:          has large pages (CONFIG_LARGE_PAGE)\n");
+	if (!cpu_has_pse()) {
+		printf("Processor:       no PSE: every large-page call gives EINVAL, the pool stays empty\n");
+		return EXIT_FAIL;
+	}
+	printf("Processor:       has PSE\n");
+	psize = lp_page_size();
+	if (psize < 0 || lp_pool(&total, &nfree)) {
+		printf("Pool:            cannot read /proc/meminfo: %s\n",
+		       strerror(errno));
+		return EXIT_FAIL;
+	}
+	printf("Large page size: %s\n", fmt_size(a, sizeof(a), psize));
+	printf("Pool:            %ld pages, %ld free%s\n", total, nfree,
+	       !total ? " (empty: boot with largepages=N, or lpctl resize +N)" :
+	       !nfree ? " (all in use)" : "");
+
+	if (!geteuid() || has_cap_ipc_lock()) {
+		printf("Locked memory:   no limit (%s)\n",
+		       geteuid() ? "CAP_IPC_LOCK" : "root");
+	} else if (getrlimit(RLIMIT_MEMLOCK, &rl)) {
+		printf("Locked memory:   cannot read RLIMIT_MEMLOCK: %s\n",
+		       strerror(errno));
+	} else if (rl.rlim_cur == RLIM_INFINITY) {
+		printf("Locked memory:   RLIMIT_MEMLOCK unlimited\n");
+	} else {
+		printf("Locked memory:   RLIMIT_MEMLOCK %s: %s\n",
+		       fmt_size(a, sizeof(a), rl.rlim_cur),
+		       !rl.rlim_cur ? "none allowed, calls give EPERM (raise ulimit -l)" :
+		       rl.rlim_cur < (unsigned long)psize ?
+		       "less than one large page, calls give ENOMEM (raise ulimit -l)" :
+		       "enough for a large page");
+	}
+
+	/* The proof: map one page and give it back. */
+	p = lp_alloc(psize, PROT_READ, MAP_PRIVATE);
+	err = errno;
+	if (p) {
+		lp_free(p);
+		printf("Probe:           mapped and freed one large page: you can get large pages\n");
+	} else {
+		printf("Probe:           get_large_pages() of %s: %s\n",
+		       fmt_size(b, sizeof(b), psize), strerror(err));
+		bad = 1;
+	}
+	if (key && explain_segment(key, psize))
+		bad = 1;
+	return bad ? EXIT_FAIL : EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ run */
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "fallback", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	const char *old = getenv("LD_PRELOAD");
+	int c, fallback = 0, err;
+	char *preload;
+
+	argv[0] = "lpctl run";
+	optind = 1;
+	/* '+': options end at PROGRAM even without "--". */
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			fallback = 1;
+			break;
+		case 'h':
+			fputs("Usage: lpctl run [--fallback] -- PROGRAM [ARGS]\n",
+			      stdout);
+			return EXIT_OK;
+		default:
+			return bad_option();
+		}
+	}
+	if (optind == argc)
+		return usage_error("run needs a PROGRAM");
+	if (access(LPCTL_PRELOAD, R_OK)) {
+		say("cannot use %s: %s", LPCTL_PRELOAD, strerror(errno));
+		return EXIT_FAIL;
+	}
+	/* Append: a preload already there keeps its place before ours. */
+	if (old && *old && !strstr(old, LPCTL_PRELOAD)) {
+		if (asprintf(&preload, "%s:%s", old, LPCTL_PRELOAD) < 0)
+			preload = NULL;
+	} else {
+		preload = strdup(old && *old ? old : LPCTL_PRELOAD);
+	}
+	if (!preload || setenv("LD_PRELOAD", preload, 1) ||
+	    (fallback && setenv(FALLBACK_ENV, "1", 1))) {
+		say("cannot set the environment: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	free(preload);
+	fflush(stdout);
+	execvp(argv[optind], argv + optind);
+	err = errno;
+	say("cannot run %s: %s", argv[optind], strerror(err));
+	return err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -776,6 +1002,8 @@ int main(int argc, char **argv)
 		{ "resize", cmd_resize },
 		{ "alloc", cmd_alloc },
 		{ "share", cmd_share },
+		{ "explain", cmd_explain },
+		{ "run", cmd_run },
 	};
 	size_t i;
 
