@@ -9,6 +9,7 @@
 #   make deb [DEB_FLAVOUR=686] Debian's config for a flavour, as .deb packages
 #   make test-deb             dpkg -i that package in the guest, run the suite
 #   make check-configs        compile gate: the series under Debian's 3 configs
+#   make apps                 PostgreSQL + pgbench on large pages (Debian's kernel)
 
 BUILD ?= $(CURDIR)/build
 FLAVOURS ?= pae nopae off
@@ -80,8 +81,13 @@ test-deb: deb
 check-configs: lint
 	@scripts/check-configs
 
+# A real database on the pool: PostgreSQL 15 under lpctl run, pgbench.
+apps: deb
+	@$(MAKE) -s rootfs FLAVOURS=pae
+	@scripts/apps $(DEB_FLAVOUR)
+
 clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps source patch lint kernel tests rootfs test run bench check-series deb \
-	test-deb check-configs clean
+	test-deb check-configs apps clean
