@@ -376,9 +376,29 @@ static int pool_or_explain(long *total, long *nfree)
 	return -1;
 }
 
+/*
+ * A count from /sys/kernel/mm/largepage (kernels that zero free pages in
+ * the background), or -1.
+ */
+static long zeroing_count(const char *name)
+{
+	char path[96];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/largepage/%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 static int cmd_status(int argc, char **argv)
 {
-	long psize, total, nfree;
+	long psize, total, nfree, zeroed, unzeroed;
 	char a[32], b[32], c[32], d[32];
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -397,6 +417,13 @@ static int cmd_status(int argc, char **argv)
 	       fmt_size(b, sizeof(b), (unsigned long long)total * psize));
 	printf("Pool free:       %ld pages (%s)\n", nfree,
 	       fmt_size(c, sizeof(c), (unsigned long long)nfree * psize));
+	zeroed = zeroing_count("free_zeroed_pages");
+	unzeroed = zeroing_count("free_unzeroed_pages");
+	if (zeroed >= 0 && unzeroed >= 0) {
+		printf("Free, zeroed:    %ld pages\n", zeroed);
+		printf("Free, to zero:   %ld pages%s\n", unzeroed,
+		       unzeroed ? " (largepage_zerod is on them)" : "");
+	}
 	printf("Pool in use:     %ld pages (%s)\n", total - nfree,
 	       fmt_size(d, sizeof(d),
 			(unsigned long long)(total - nfree) * psize));

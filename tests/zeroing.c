@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Zeroing off the caller's path: freed pages are zeroed in the pool by
+ * largepage_zerod, the calls take zeroed pages first, and a page is zero
+ * whenever a process first sees it, under every interleaving we can make:
+ * free then immediate get, the one page the thread holds being the one a
+ * request needs, a shrink racing the thread, many CPUs at once, and a
+ * page still referenced by a pipe when its mapping goes.
+ */
+#include <sys/uio.h>
+#include <time.h>
+#include "lp.h"
+
+#define RW (PROT_READ | PROT_WRITE)
+#define ZSYS "/sys/kernel/mm/largepage/"
+#define CHURN_SECS 6
+#define CHURNERS 4
+#define KEY0 9100
+
+static long zeroed_free(void) { return read_long(ZSYS "free_zeroed_pages"); }
+static long unzeroed_free(void) { return read_long(ZSYS "free_unzeroed_pages"); }
+
+/*
+ * Wait (up to 60 s: TCG is slow) until largepage_zerod has zeroed every
+ * free page; return the number of zeroed free pages, or -1.
+ */
+static long settle_zeroed(void)
+{
+	int i;
+
+	for (i = 0; i < 3000; i++) {
+		if (unzeroed_free() == 0)
+			return zeroed_free();
+		usleep(20000);
+	}
+	TH_LOG("free pages still unzeroed after 60 s: %ld (zeroed %ld)",
+	       unzeroed_free(), zeroed_free());
+	return -1;
+}
+
+/* Get len bytes, check that they are zero, fill them with seed. */
+static long get_check_fill(unsigned long len, int flags, uint32_t seed)
+{
+	long r = lp_get(0, len, RW, flags);
+
+	if (!LP_OK(r))
+		return r;
+	if (!lp_zeroed(LP_PTR(r), len)) {
+		TH_LOG("a new mapping of %lu bytes is not zero", len);
+		lp_free(r);
+		return -1;
+	}
+	lp_fill(LP_PTR(r), len, seed);
+	return r;
+}
+
+TEST(zeroing_sysfs_files_sum_to_free)
+{
+	long z, u;
+
+	ASSERT_GE(settle_zeroed(), 0);
+	z = zeroed_free();
+	u = unzeroed_free();
+	EXPECT_EQ(u, 0);
+	EXPECT_EQ(z, lp_nfree());
+	EXPECT_EQ(z + u, lp_total());
+	/* Read-only, as documented. */
+	EXPECT_EQ(write_text(ZSYS "free_zeroed_pages", "0\n"), -EACCES);
+	EXPECT_EQ(zeroed_free(), z);
+}
+
+TEST(zeroing_freed_pages_are_zeroed_in_the_background)
+{
+	unsigned long lp = lp_size();
+	long n = lp_nfree(), r;
+
+	ASSERT_GE(n, 2);
+	ASSERT_GE(settle_zeroed(), 0);
+	r = get_check_fill(n * lp, MAP_PRIVATE, 0x5a01);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_EQ(zeroed_free(), 0);
+	EXPECT_EQ(unzeroed_free(), 0);
+	ASSERT_EQ(lp_free(r), 0);
+	/* Free at once, whether zeroed yet or not. */
+	EXPECT_EQ(lp_nfree(), n);
+	EXPECT_EQ(settle_zeroed(), n);
+	EXPECT_EQ(lp_nfree(), n);
+}
+
+TEST(zeroing_warm_get_maps_zeroed_pages)
+{
+	unsigned long lp = lp_size();
+	long n = lp_nfree(), r;
+	int i;
+
+	ASSERT_GE(n, 2);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(settle_zeroed(), n);
+		r = get_check_fill(n * lp, i & 1 ? MAP_SHARED : MAP_PRIVATE,
+				   0x5a10 + i);
+		ASSERT_TRUE(LP_OK(r));
+		EXPECT_TRUE(lp_check(LP_PTR(r), n * lp, 0x5a10 + i));
+		ASSERT_EQ(lp_free(r), 0);
+	}
+}
+
+/* Dirty pages back in the pool and taken again before the thread can. */
+TEST(zeroing_free_then_immediate_get_is_zero)
+{
+	unsigned long lp = lp_size();
+	long n = lp_nfree(), r;
+	int i;
+
+	ASSERT_GE(n, 2);
+	for (i = 0; i < 40; i++) {
+		r = get_check_fill((1 + i % n) * lp,
+				   i & 1 ? MAP_SHARED : MAP_PRIVATE, 0x5b00 + i);
+		ASSERT_TRUE(LP_OK(r));
+		ASSERT_EQ(lp_free(r), 0);
+	}
+	/* The whole pool, right after it was all dirtied. */
+	r = get_check_fill(n * lp, MAP_PRIVATE, 0x5b80);
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(lp_free(r), 0);
+	r = get_check_fill(n * lp, MAP_SHARED, 0x5b81);
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+/*
+ * One free page, dirty, and a request for exactly one: if the thread
+ * holds it, the request must wait for it, not fail with ENOMEM.
+ */
+TEST(zeroing_last_free_page_waits_for_the_thread)
+{
+	unsigned long lp = lp_size();
+	long n = lp_nfree(), hold, r;
+	int i;
+
+	ASSERT_GE(n, 2);
+	hold = lp_get(0, (n - 1) * lp, RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(hold));
+	for (i = 0; i < 60; i++) {
+		r = get_check_fill(lp, MAP_PRIVATE, 0x5c00 + i);
+		ASSERT_TRUE(LP_OK(r));
+		ASSERT_EQ(lp_free(r), 0);
+		if (i % 3 == 2)
+			usleep(i * 50);	/* let the thread pick it up */
+	}
+	ASSERT_EQ(lp_free(hold), 0);
+}
+
+/* A keyed segment's pages, destroyed with their data and created again. */
+TEST(zeroing_keyed_segment_recreated_is_zero)
+{
+	unsigned long lp = lp_size();
+	long n = lp_nfree(), r;
+	int i;
+
+	ASSERT_GE(n, 2);
+	for (i = 0; i < 20; i++) {
+		r = lp_share(KEY0, 0, n * lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+		ASSERT_TRUE(LP_OK(r));
+		EXPECT_TRUE(lp_zeroed(LP_PTR(r), n * lp));
+		lp_fill(LP_PTR(r), n * lp, 0x5d00 + i);
+		ASSERT_EQ(lp_unshare(r), 0);
+		if (i % 4 == 3)
+			ASSERT_GE(settle_zeroed(), 0);
+	}
+}
+
+/*
+ * Shrinking by exactly the free pages right after they were dirtied:
+ * the page the thread is zeroing is free, and must go too.
+ */
+TEST(zeroing_shrink_racing_the_thread_takes_every_free_page)
+{
+	unsigned long lp = lp_size();
+	long n = lp_nfree(), total = lp_total(), hold, r;
+	int i;
+
+	ASSERT_GE(n, 3);
+	hold = lp_get(0, (n - 2) * lp, RW, MAP_SHARED);
+	ASSERT_TRUE(LP_OK(hold));
+	for (i = 0; i < 20; i++) {
+		r = get_check_fill(2 * lp, MAP_PRIVATE, 0x5e00 + i);
+		ASSERT_TRUE(LP_OK(r));
+		ASSERT_EQ(lp_free(r), 0);
+		ASSERT_EQ(lp_resize(-2), 0);
+		EXPECT_EQ(lp_total(), total - 2);
+		EXPECT_EQ(lp_nfree(), 0);
+		ASSERT_EQ(lp_resize(2), 0);
+		ASSERT_EQ(lp_total(), total);
+		/* Fresh pages from the buddy allocator: zeroed before use. */
+		r = get_check_fill(2 * lp, MAP_SHARED, 0x5e80 + i);
+		ASSERT_TRUE(LP_OK(r));
+		ASSERT_EQ(lp_free(r), 0);
+	}
+	ASSERT_EQ(lp_free(hold), 0);
+}
+
+static void churn(void *arg)
+{
+	unsigned long lp = lp_size(), n = lp_total();
+	unsigned int s = (unsigned int)(long)arg * 2654435761u;
+	time_t end = time(NULL) + CHURN_SECS;
+	unsigned long len;
+	long r;
+
+	while (time(NULL) < end) {
+		s = s * 1103515245u + 12345u;
+		len = (1 + (s >> 16) % 2) * lp;
+		r = get_check_fill(len, s & 0x10000 ? MAP_SHARED : MAP_PRIVATE,
+				   s);
+		if (r == -1 && errno == ENOMEM)
+			continue;	/* the others hold the pool */
+		if (!LP_OK(r))
+			_exit(1);
+		if (!lp_check(LP_PTR(r), len, s))
+			_exit(2);
+		if (lp_free(r))
+			_exit(3);
+		if ((s >> 20) % n == 0)
+			usleep(500);
+	}
+	_exit(0);
+}
+
+static void resizer(void *arg)
+{
+	time_t end = time(NULL) + CHURN_SECS;
+
+	(void)arg;
+	while (time(NULL) < end) {
+		if (lp_resize(-1) || lp_resize(1))
+			_exit(1);
+		usleep(2000);
+	}
+	_exit(0);
+}
+
+/* Many CPUs getting, checking, dirtying and freeing, with resizes. */
+TEST(zeroing_smp_churn_never_sees_dirty_pages)
+{
+	long total = lp_total(), grow;
+	pid_t pids[CHURNERS + 1];
+	int i, st;
+
+	ASSERT_GE(lp_nfree(), 4);
+	for (i = 0; i <= CHURNERS; i++) {
+		pids[i] = fork();
+		ASSERT_GE(pids[i], 0);
+		if (pids[i] == 0) {
+			if (i == CHURNERS)
+				resizer(NULL);
+			churn((void *)(long)(i + 1));
+		}
+	}
+	for (i = 0; i <= CHURNERS; i++) {
+		ASSERT_EQ(waitpid(pids[i], &st, 0), pids[i]);
+		EXPECT_TRUE(CHILD_EXITED(st, 0));
+		if (!CHILD_EXITED(st, 0))
+			TH_LOG("%s %d: status %#x", i == CHURNERS ? "resizer" :
+			       "churner", i, st);
+	}
+	/*
+	 * A shrink that found every page busy gave nothing back, and the
+	 * grow after it added one: put the pool back to its size.
+	 */
+	grow = total - lp_total();
+	if (grow)
+		ASSERT_EQ(lp_resize(grow), 0);
+	EXPECT_EQ(lp_total(), total);
+	EXPECT_GE(settle_zeroed(), 0);
+}
+
+/*
+ * A pipe keeps references to a page past free_large_pages(): the page is
+ * not free, nobody else gets it, the pipe reads the old data; once the
+ * pipe lets go the page comes back, and is zero for its next user.
+ */
+TEST(zeroing_page_referenced_past_free_is_zeroed_after)
+{
+	unsigned long lp = lp_size(), len = 65536, off;
+	long n = lp_nfree(), r, rest;
+	static char buf[65536];
+	struct iovec iov;
+	int fds[2];
+
+	ASSERT_GE(n, 2);
+	r = lp_get(0, lp, RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	lp_fill(LP_PTR(r), lp, 0x5f01);
+	ASSERT_EQ(pipe(fds), 0);
+	iov.iov_base = LP_PTR(r);
+	iov.iov_len = len;
+	ASSERT_EQ(vmsplice(fds[1], &iov, 1, 0), len);
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_nfree(), n - 1);
+
+	rest = get_check_fill((n - 1) * lp, MAP_PRIVATE, 0x5f02);
+	ASSERT_TRUE(LP_OK(rest));
+	ASSERT_EQ(read(fds[0], buf, len), len);
+	for (off = 0; off < len; off += 4096)
+		if (*(uint32_t *)(buf + off) != (0x5f01u ^ off))
+			break;
+	EXPECT_EQ(off, len);
+	close(fds[0]);
+	close(fds[1]);
+	EXPECT_EQ(lp_settle_nfree(1), 1);
+	r = get_check_fill(lp, MAP_PRIVATE, 0x5f03);
+	EXPECT_TRUE(LP_OK(r));
+	if (LP_OK(r))
+		ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lp_free(rest), 0);
+}
