@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Attach cost of an existing 256 MiB segment: a holder creates it and
+ * Attach cost of an existing 256 MiB segment (LP_BENCH_SEG_MIB): a holder creates it and
  * touches every page, then a second process attaches it and touches
  * every 4 KiB page once. Ours maps the whole segment at attach; SysV
  * shm maps at fault time, one fault per huge page or per 4 KiB page
@@ -18,7 +18,7 @@ static void second_process(struct seg *s, int rep)
 	t0 = now_ms();
 	p = seg_attach(s, 0);
 	t1 = now_ms();
-	touch_pages(p, SEG_LEN);
+	touch_pages(p, seg_len);
 	t2 = now_ms();
 	seg_detach(s, p);
 	t3 = now_ms();
@@ -42,6 +42,8 @@ int main(int argc, char **argv)
 	bench_init("attach", argc, argv);
 	for (rep = 0; rep < bench_reps; rep++) {
 		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+			if (!bench_kind_wanted(kinds[i]))
+				continue;
 			seg_create(&s, kinds[i], next_key());
 			holder_start(&h, &s);
 			fflush(stdout);

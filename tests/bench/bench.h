@@ -54,6 +54,13 @@
 
 static const char *bench_test = "?";
 static int bench_reps = 3;
+/*
+ * The shared segment of pagetables, attach and fork: SEG_LEN, or
+ * LP_BENCH_SEG_MIB (the scale run's 2 GiB). LP_BENCH_KINDS, a comma list
+ * of seg_name[]s, limits the kinds they measure.
+ */
+static unsigned long seg_len = SEG_LEN;
+static const char *bench_kinds;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 bench_die(const char *fmt, ...)
@@ -75,6 +82,11 @@ static inline void bench_init(const char *test, int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	bench_test = test;
+	if (getenv("LP_BENCH_SEG_MIB"))
+		seg_len = strtoul(getenv("LP_BENCH_SEG_MIB"), NULL, 10) * MiB;
+	if (!seg_len)
+		bench_die("bad LP_BENCH_SEG_MIB");
+	bench_kinds = getenv("LP_BENCH_KINDS");
 	if (argc > 1)
 		bench_reps = atoi(argv[1]);
 	if (bench_reps < 1)
@@ -170,6 +182,61 @@ static inline long pagetables_settled_kib(void)
 	return pagetables_kib();
 }
 
+/* A count from /sys/kernel/mm/largepage, or -1 (a kernel without it). */
+static inline long zeroing_count(const char *name)
+{
+	char path[96], buf[32] = "";
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/largepage/%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (read(fd, buf, sizeof(buf) - 1) <= 0)
+		buf[0] = '\0';
+	close(fd);
+	return buf[0] ? atol(buf) : -1;
+}
+
+/*
+ * Wait until largepage_zerod has zeroed every free large page (the warm
+ * case: a request then maps zeroed pages). Returns the ms it took.
+ */
+static inline double zeroing_settle_ms(void)
+{
+	double t0 = now_ms();
+	int i;
+
+	for (i = 0; zeroing_count("free_unzeroed_pages") != 0; i++) {
+		if (i == 120000)
+			bench_die("free large pages still unzeroed after 2 min");
+		usleep(1000);
+	}
+	return now_ms() - t0;
+}
+
+/*
+ * Make every free large page unzeroed: take them all and give them back.
+ * A request right after this finds no zeroed page (the cold case) but
+ * what largepage_zerod zeroes in between.
+ */
+static inline void lp_dirty_pool(void)
+{
+	unsigned long lp = (unsigned long)meminfo("LargePageSize:") * 1024;
+	long n = meminfo("LargePages_Free:");
+	long r;
+
+	if (n <= 0)
+		return;
+	r = lp_get(0, n * lp, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	if ((unsigned long)r >= (unsigned long)-4095) {
+		errno = -r;
+		bench_die("get_large_pages of the %ld free pages", n);
+	}
+	if (lp_free(r))
+		bench_die("free_large_pages");
+}
+
 /* Write one byte in every 4 KiB page: the first touch of each page. */
 static inline void touch_pages(char *p, unsigned long len)
 {
@@ -189,6 +256,23 @@ static const char *const seg_name[] = {
 	[SEG_NONE] = "none",
 };
 
+/* Is this kind of segment measured in this run (LP_BENCH_KINDS)? */
+static inline int bench_kind_wanted(enum seg_kind kind)
+{
+	const char *name = seg_name[kind], *p = bench_kinds;
+	size_t n = strlen(name);
+
+	if (!p || kind == SEG_NONE)
+		return 1;
+	while ((p = strstr(p, name))) {
+		if ((p == bench_kinds || p[-1] == ',') &&
+		    (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
 /*
  * A segment: ours by key (created by the first share_large_pages with
  * IPC_CREAT, gone when its last user detaches), SysV by shmid (created
@@ -207,7 +291,7 @@ static inline void seg_create(struct seg *s, enum seg_kind kind, int key)
 	s->key = key;
 	s->shmid = -1;
 	if (kind == SEG_HUGETLB || kind == SEG_SHM4K) {
-		s->shmid = shmget(IPC_PRIVATE, SEG_LEN, IPC_CREAT | 0600 |
+		s->shmid = shmget(IPC_PRIVATE, seg_len, IPC_CREAT | 0600 |
 				  (kind == SEG_HUGETLB ? SHM_HUGETLB : 0));
 		if (s->shmid < 0)
 			bench_die("shmget %s", seg_name[kind]);
@@ -229,7 +313,7 @@ static inline char *seg_attach(struct seg *s, int create)
 
 	switch (s->kind) {
 	case SEG_OURS:
-		r = lp_share(s->key, 0, SEG_LEN, PROT_READ | PROT_WRITE,
+		r = lp_share(s->key, 0, seg_len, PROT_READ | PROT_WRITE,
 			     create ? IPC_CREAT | IPC_EXCL | 0600 : 0);
 		if ((unsigned long)r >= (unsigned long)-4095) {
 			errno = -r;
@@ -293,7 +377,7 @@ static inline void holder_start(struct holder *h, struct seg *s)
 	if (h->pid == 0) {
 		char *p = seg_attach(s, 1);
 
-		touch_pages(p, SEG_LEN);
+		touch_pages(p, seg_len);
 		close(ready[0]);
 		close(rel[1]);
 		if (write(ready[1], "r", 1) != 1)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fork() of a process that holds a 256 MiB shared segment, attached and
- * every page touched. fork_call_ms is fork() as the parent sees it;
+ * fork() of a process that holds a 256 MiB shared segment (the scale
+ * run: LP_BENCH_SEG_MIB), attached and every page touched. fork_call_ms is fork() as the parent sees it;
  * fork_exit_wait_ms adds the child's _exit and the parent's waitpid.
  * Each repetition is the mean of FORKS forks after one warm-up fork.
  * Faults: the parent's (copy-on-write of its own data afterwards) and
@@ -22,7 +22,7 @@ static void holder_forks(struct seg *s, int rep)
 
 	if (s->kind != SEG_NONE) {
 		p = seg_attach(s, 1);
-		touch_pages(p, SEG_LEN);
+		touch_pages(p, seg_len);
 	}
 	f = faults_now(RUSAGE_SELF);
 	fc = faults_now(RUSAGE_CHILDREN);
@@ -70,6 +70,8 @@ int main(int argc, char **argv)
 	bench_init("fork", argc, argv);
 	for (rep = 0; rep < bench_reps; rep++) {
 		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+			if (!bench_kind_wanted(kinds[i]))
+				continue;
 			seg_create(&s, kinds[i], next_key());
 			fflush(stdout);
 			/* A fresh process, so every kind starts alike. */

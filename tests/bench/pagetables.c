@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Page-table memory of a shared segment, the Oracle SGA case: K processes
- * each attach the same existing 256 MiB segment and touch every 4 KiB
- * page; while all K hold it, PageTables in /proc/meminfo has grown by
- * some amount, from which the growth for K processes that attach nothing
- * is subtracted.
+ * each attach the same existing 256 MiB segment (LP_BENCH_SEG_MIB in the
+ * scale run) and touch every 4 KiB page; while all K hold it, PageTables
+ * in /proc/meminfo has grown by some amount, from which the growth for K
+ * processes that attach nothing is subtracted.
  *
  * The processes are added a batch at a time (1, then 1 more, 2 more, ...)
  * and PageTables is read at each K: a state with K processes attached is
@@ -17,13 +17,15 @@
  */
 #include "bench.h"
 
-static const int ks[] = { 1, 2, 4, 8, 16, 32 };
-#define NK (ARRAY_SIZE(ks))
-#define MAX_K 32
+/* K up to 32, or up to LP_BENCH_MAX_K (the scale run's 64). */
+static const int ks[] = { 1, 2, 4, 8, 16, 32, 64 };
+#define MAX_NK (ARRAY_SIZE(ks))
+#define MAX_K 64
+static unsigned int nk = MAX_NK - 1;	/* ks[] measured */
 
 struct result {
-	long growth[NK];		/* PageTables growth at ks[i], kB */
-	struct faults faults[NK];	/* summed over the ks[i] processes */
+	long growth[MAX_NK];		/* PageTables growth at ks[i], kB */
+	struct faults faults[MAX_NK];	/* summed over the ks[i] processes */
 };
 
 static void attacher(struct seg *s, int ready, int rel)
@@ -32,7 +34,7 @@ static void attacher(struct seg *s, int ready, int rel)
 	char c;
 
 	if (s->kind != SEG_NONE)
-		touch_pages(seg_attach(s, 0), SEG_LEN);
+		touch_pages(seg_attach(s, 0), seg_len);
 	f = faults_since(f, RUSAGE_SELF);
 	if (write(ready, &f, sizeof(f)) != sizeof(f))
 		_exit(1);
@@ -57,7 +59,7 @@ static void run_kind(enum seg_kind kind, struct result *r)
 		bench_die("pipe");
 	fflush(stdout);
 	pt0 = pagetables_settled_kib();
-	for (i = 0; i < NK; i++) {
+	for (i = 0; i < nk; i++) {
 		int first = n;
 
 		for (; n < ks[i]; n++) {
@@ -100,16 +102,26 @@ int main(int argc, char **argv)
 	int rep;
 
 	bench_init("pagetables", argc, argv);
+	if (getenv("LP_BENCH_MAX_K")) {
+		int max_k = atoi(getenv("LP_BENCH_MAX_K"));
+
+		for (nk = 0; nk < MAX_NK && ks[nk] <= max_k; nk++)
+			;
+		if (!nk)
+			bench_die("bad LP_BENCH_MAX_K");
+	}
 	for (rep = 0; rep < bench_reps; rep++) {
 		run_kind(SEG_NONE, &idle);
-		for (i = 0; i < NK; i++)
+		for (i = 0; i < nk; i++)
 			emit("idle", ks[i], "pagetables_growth", "KiB", rep,
 			     idle.growth[i]);
 		for (j = 0; j < ARRAY_SIZE(kinds); j++) {
 			const char *name = seg_name[kinds[j]];
 
+			if (!bench_kind_wanted(kinds[j]))
+				continue;
 			run_kind(kinds[j], &r);
-			for (i = 0; i < NK; i++) {
+			for (i = 0; i < nk; i++) {
 				int k = ks[i];
 				long over = r.growth[i] - idle.growth[i];
 

@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Setup cost of 256 MiB: allocate, touch every byte once (memset), free;
- * reported per GiB. Also the allocating call alone: get_large_pages
- * zeroes every page before it returns, mmap(MAP_HUGETLB) only reserves
- * and zeroes at first touch, like 4 KiB anonymous memory. The floor is a
- * memset of a buffer already mapped and touched (4 KiB pages, THP off);
- * under emulation a memset over a large-page mapping can come out near
- * or even below it.
+ * reported per GiB. Also the allocating call alone: get_large_pages maps
+ * pages that largepage_zerod zeroed in the background (warm: the run
+ * waits for it first) or zeroes them itself (cold: right after every
+ * free page was taken and freed, before the thread could get to them);
+ * mmap(MAP_HUGETLB) only reserves and zeroes at first touch, like 4 KiB
+ * anonymous memory. The floor is a memset of a buffer already mapped and
+ * touched (4 KiB pages, THP off); under emulation a memset over a
+ * large-page mapping can come out near or even below it.
  */
 #include "bench.h"
 
-enum { K_OURS, K_HUGETLB, K_4K, K_FLOOR, NKINDS };
+enum { K_OURS, K_OURS_COLD, K_HUGETLB, K_4K, K_FLOOR, NKINDS };
 
 static const char *const kind_name[] = {
 	[K_OURS] = "get_large_pages",
+	[K_OURS_COLD] = "get_large_pages_cold",
 	[K_HUGETLB] = "mmap_hugetlb",
 	[K_4K] = "mmap_4k_nohugepage",
 	[K_FLOOR] = "memset_premapped",
@@ -38,6 +41,7 @@ static char *alloc(int kind)
 
 	switch (kind) {
 	case K_OURS:
+	case K_OURS_COLD:
 		r = lp_get(0, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE);
 		if ((unsigned long)r >= (unsigned long)-4095) {
 			errno = -r;
@@ -57,7 +61,8 @@ static char *alloc(int kind)
 
 static void release(int kind, char *p)
 {
-	if (kind == K_OURS ? lp_free((unsigned long)p) : munmap(p, SEG_LEN))
+	if (kind == K_OURS || kind == K_OURS_COLD ?
+	    lp_free((unsigned long)p) : munmap(p, SEG_LEN))
 		bench_die("free %s", kind_name[kind]);
 }
 
@@ -90,6 +95,10 @@ int main(int argc, char **argv)
 				emit(name, 0, "majflt", "count", rep, f.majflt);
 				continue;
 			}
+			if (kind == K_OURS)
+				zeroing_settle_ms();
+			if (kind == K_OURS_COLD)
+				lp_dirty_pool();
 			f = faults_now(RUSAGE_SELF);
 			t0 = now_ms();
 			p = alloc(kind);
