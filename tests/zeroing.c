@@ -17,8 +17,14 @@
 #define CHURNERS 4
 #define KEY0 9100
 
-static long zeroed_free(void) { return read_long(ZSYS "free_zeroed_pages"); }
-static long unzeroed_free(void) { return read_long(ZSYS "free_unzeroed_pages"); }
+static long zeroed_free(void)
+{
+	return read_long(ZSYS "free_zeroed_pages");
+}
+static long unzeroed_free(void)
+{
+	return read_long(ZSYS "free_unzeroed_pages");
+}
 
 /*
  * Wait (up to 60 s: TCG is slow) until largepage_zerod has zeroed every
@@ -52,6 +58,15 @@ static long get_check_fill(unsigned long len, int flags, uint32_t seed)
 	}
 	lp_fill(LP_PTR(r), len, seed);
 	return r;
+}
+
+/* get_check_fill() that must succeed, then free it again. */
+static void get_check_free(unsigned long len, int flags, uint32_t seed)
+{
+	long r = get_check_fill(len, flags, seed);
+
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(lp_free(r), 0);
 }
 
 TEST(zeroing_sysfs_files_sum_to_free)
@@ -108,23 +123,16 @@ TEST(zeroing_warm_get_maps_zeroed_pages)
 TEST(zeroing_free_then_immediate_get_is_zero)
 {
 	unsigned long lp = lp_size();
-	long n = lp_nfree(), r;
+	long n = lp_nfree();
 	int i;
 
 	ASSERT_GE(n, 2);
-	for (i = 0; i < 40; i++) {
-		r = get_check_fill((1 + i % n) * lp,
-				   i & 1 ? MAP_SHARED : MAP_PRIVATE, 0x5b00 + i);
-		ASSERT_TRUE(LP_OK(r));
-		ASSERT_EQ(lp_free(r), 0);
-	}
+	for (i = 0; i < 40; i++)
+		get_check_free((1 + i % n) * lp,
+			       i & 1 ? MAP_SHARED : MAP_PRIVATE, 0x5b00 + i);
 	/* The whole pool, right after it was all dirtied. */
-	r = get_check_fill(n * lp, MAP_PRIVATE, 0x5b80);
-	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(lp_free(r), 0);
-	r = get_check_fill(n * lp, MAP_SHARED, 0x5b81);
-	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(lp_free(r), 0);
+	get_check_free(n * lp, MAP_PRIVATE, 0x5b80);
+	get_check_free(n * lp, MAP_SHARED, 0x5b81);
 }
 
 /*
@@ -134,16 +142,14 @@ TEST(zeroing_free_then_immediate_get_is_zero)
 TEST(zeroing_last_free_page_waits_for_the_thread)
 {
 	unsigned long lp = lp_size();
-	long n = lp_nfree(), hold, r;
+	long n = lp_nfree(), hold;
 	int i;
 
 	ASSERT_GE(n, 2);
 	hold = lp_get(0, (n - 1) * lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(hold));
 	for (i = 0; i < 60; i++) {
-		r = get_check_fill(lp, MAP_PRIVATE, 0x5c00 + i);
-		ASSERT_TRUE(LP_OK(r));
-		ASSERT_EQ(lp_free(r), 0);
+		get_check_free(lp, MAP_PRIVATE, 0x5c00 + i);
 		if (i % 3 == 2)
 			usleep(i * 50);	/* let the thread pick it up */
 	}
@@ -176,25 +182,21 @@ TEST(zeroing_keyed_segment_recreated_is_zero)
 TEST(zeroing_shrink_racing_the_thread_takes_every_free_page)
 {
 	unsigned long lp = lp_size();
-	long n = lp_nfree(), total = lp_total(), hold, r;
+	long n = lp_nfree(), total = lp_total(), hold;
 	int i;
 
 	ASSERT_GE(n, 3);
 	hold = lp_get(0, (n - 2) * lp, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(hold));
 	for (i = 0; i < 20; i++) {
-		r = get_check_fill(2 * lp, MAP_PRIVATE, 0x5e00 + i);
-		ASSERT_TRUE(LP_OK(r));
-		ASSERT_EQ(lp_free(r), 0);
+		get_check_free(2 * lp, MAP_PRIVATE, 0x5e00 + i);
 		ASSERT_EQ(lp_resize(-2), 0);
 		EXPECT_EQ(lp_total(), total - 2);
 		EXPECT_EQ(lp_nfree(), 0);
 		ASSERT_EQ(lp_resize(2), 0);
 		ASSERT_EQ(lp_total(), total);
 		/* Fresh pages from the buddy allocator: zeroed before use. */
-		r = get_check_fill(2 * lp, MAP_SHARED, 0x5e80 + i);
-		ASSERT_TRUE(LP_OK(r));
-		ASSERT_EQ(lp_free(r), 0);
+		get_check_free(2 * lp, MAP_SHARED, 0x5e80 + i);
 	}
 	ASSERT_EQ(lp_free(hold), 0);
 }

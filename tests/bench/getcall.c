@@ -75,11 +75,25 @@ static void free_or_die(long r)
 		bench_die("free_large_pages");
 }
 
+/* One timed get_large_pages(len), reported as WHEN_<len>MiB, and a free. */
+static void time_get(const char *when, unsigned long len, int rep)
+{
+	char kind[32];
+	double t0;
+	long r;
+
+	snprintf(kind, sizeof(kind), "%s_%luMiB", when, len / MiB);
+	t0 = now_ms();
+	r = get_or_die(len);
+	emit(kind, 0, "get_call_ms", "ms", rep, now_ms() - t0);
+	free_or_die(r);
+}
+
 int main(int argc, char **argv)
 {
 	static const unsigned long sizes[] = { 256 * MiB, 1024 * MiB };
 	unsigned long lp, pool_bytes;
-	double t0, c0, wall;
+	double c0, wall;
 	unsigned int i;
 	pid_t zerod;
 	long r;
@@ -105,19 +119,10 @@ int main(int argc, char **argv)
 		for (rep = 0; rep < bench_reps; rep++) {
 			/* Warm: every free page zeroed. */
 			zeroing_settle_ms();
-			snprintf(kind, sizeof(kind), "warm_%luMiB", len / MiB);
-			t0 = now_ms();
-			r = get_or_die(len);
-			emit(kind, 0, "get_call_ms", "ms", rep, now_ms() - t0);
-			free_or_die(r);
-
+			time_get("warm", len, rep);
 			/* Cold: every free page just freed, unzeroed. */
-			snprintf(kind, sizeof(kind), "cold_%luMiB", len / MiB);
 			lp_dirty_pool();
-			t0 = now_ms();
-			r = get_or_die(len);
-			emit(kind, 0, "get_call_ms", "ms", rep, now_ms() - t0);
-			free_or_die(r);
+			time_get("cold", len, rep);
 
 			/* What zeroing those pages costs the thread. */
 			snprintf(kind, sizeof(kind), "zerod_%luMiB", len / MiB);
