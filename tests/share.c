@@ -614,13 +614,17 @@ static volatile int *shared_flags(void)
 
 /*
  * A child that creates key (n pages), sets flag[0] (1 done, -errno
- * failed) and holds the segment until its pipe closes.
+ * failed) and holds the segment until its pipe closes. Every free page
+ * is dirtied first: the creator then zeroes its pages itself, which is
+ * the window these tests need (largepage_zerod may have zeroed the pool
+ * in the background, and a create from zeroed pages is over at once).
  */
 static pid_t big_creator(struct lp_peer *p, int key, unsigned long len,
 			 volatile int *flag)
 {
 	long r;
 
+	ASSERT_EQ(lp_dirty_free_pages(), 0);
 	if (lp_peer_fork(p) == 0) {
 		r = lp_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
 		*flag = LP_OK(r) ? 1 : -errno;
