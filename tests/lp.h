@@ -239,23 +239,6 @@ static inline int lp_key_absent(int key, unsigned long len)
 	return errno == ENOENT;
 }
 
-/*
- * Leave every free page unzeroed: take them all and free them. A request
- * right after finds (almost) no page largepage_zerod has zeroed, and
- * zeroes its pages itself, as before background zeroing. 0, or -1.
- */
-static inline int lp_dirty_free_pages(void)
-{
-	long n = lp_nfree(), r;
-
-	if (n <= 0)
-		return 0;
-	r = lp_get(0, n * lp_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	if (!LP_OK(r))
-		return -1;
-	return lp_free(r) ? -1 : 0;
-}
-
 /* LargePages_Free once it reaches want, or its value after a second. */
 static inline long lp_settle_nfree(long want)
 {

@@ -7,9 +7,13 @@
 #define LP_TEST_LPSYS_H
 
 #include <asm/unistd_32.h>
+#include <errno.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "meminfo.h"
 
 #ifndef __NR_get_large_pages
 #error "the uapi headers are not those of the patched kernel"
@@ -39,5 +43,24 @@ static inline long lp_unshare(unsigned long addr)
 
 /* A mapping address from a syscall() return value. */
 #define LP_PTR(r) ((char *)(uintptr_t)(unsigned long)(r))
+
+/*
+ * Leave every free large page unzeroed: take them all and free them. A
+ * request right after finds (almost) no page largepage_zerod has zeroed,
+ * and zeroes its pages itself (the cold case, as before background
+ * zeroing). 0, or -1 with errno set.
+ */
+static inline int lp_dirty_free_pages(void)
+{
+	unsigned long size = (unsigned long)meminfo("LargePageSize:") * 1024;
+	long n = meminfo("LargePages_Free:"), r;
+
+	if (n <= 0)
+		return 0;
+	r = lp_get(0, n * size, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	if (r == -1)
+		return -1;
+	return lp_free(r) ? -1 : 0;
+}
 
 #endif /* LP_TEST_LPSYS_H */

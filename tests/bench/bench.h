@@ -215,26 +215,11 @@ static inline double zeroing_settle_ms(void)
 	return now_ms() - t0;
 }
 
-/*
- * Make every free large page unzeroed: take them all and give them back.
- * A request right after this finds no zeroed page (the cold case) but
- * what largepage_zerod zeroes in between.
- */
+/* The cold case: no free page zeroed (lp_dirty_free_pages()), or die. */
 static inline void lp_dirty_pool(void)
 {
-	unsigned long lp = (unsigned long)meminfo("LargePageSize:") * 1024;
-	long n = meminfo("LargePages_Free:");
-	long r;
-
-	if (n <= 0)
-		return;
-	r = lp_get(0, n * lp, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	if ((unsigned long)r >= (unsigned long)-4095) {
-		errno = -r;
-		bench_die("get_large_pages of the %ld free pages", n);
-	}
-	if (lp_free(r))
-		bench_die("free_large_pages");
+	if (lp_dirty_free_pages())
+		bench_die("get and free of every free large page");
 }
 
 /* Write one byte in every 4 KiB page: the first touch of each page. */
