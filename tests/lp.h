@@ -23,8 +23,6 @@
 #include "lpsys.h"
 #include "meminfo.h"
 
-#define LP_OK(r) ((unsigned long)(r) < (unsigned long)-4095)
-
 /* madvise() advice newer than this glibc knows. */
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25	/* 6.1, newer than this glibc */

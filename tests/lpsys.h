@@ -41,6 +41,12 @@ static inline long lp_unshare(unsigned long addr)
 	return syscall(__NR_unshare_large_pages, addr);
 }
 
+/*
+ * A syscall() return value that is an address, not -1 (errno set). The
+ * check takes the whole error range, as the kernel's IS_ERR_VALUE does.
+ */
+#define LP_OK(r) ((unsigned long)(r) < (unsigned long)-4095)
+
 /* A mapping address from a syscall() return value. */
 #define LP_PTR(r) ((char *)(uintptr_t)(unsigned long)(r))
 
@@ -58,7 +64,7 @@ static inline int lp_dirty_free_pages(void)
 	if (n <= 0)
 		return 0;
 	r = lp_get(0, n * size, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	if (r == -1)
+	if (!LP_OK(r))
 		return -1;
 	return lp_free(r) ? -1 : 0;
 }

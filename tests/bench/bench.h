@@ -300,10 +300,8 @@ static inline char *seg_attach(struct seg *s, int create)
 	case SEG_OURS:
 		r = lp_share(s->key, 0, seg_len, PROT_READ | PROT_WRITE,
 			     create ? IPC_CREAT | IPC_EXCL | 0600 : 0);
-		if ((unsigned long)r >= (unsigned long)-4095) {
-			errno = -r;
+		if (!LP_OK(r))
 			bench_die("share_large_pages key %#x", s->key);
-		}
 		return LP_PTR(r);
 	case SEG_HUGETLB:
 	case SEG_SHM4K:

@@ -3,10 +3,11 @@
  * The get_large_pages() call alone, for 256 MiB and 1 GiB (when the pool
  * holds it): warm, every free page zeroed by largepage_zerod beforehand,
  * and cold, right after every free page was taken and freed, when the
- * call zeroes what the thread has not reached. Nothing is hidden: the CPU time the
- * thread spends zeroing a freed GiB (its utime + stime from /proc) and
- * the wall time until it is done are reported too. Timings of
- * mmap(MAP_HUGETLB) are in setup: it zeroes at first touch instead.
+ * call zeroes what the thread has not reached. Nothing is hidden: the
+ * CPU time the thread spends zeroing a freed GiB (its utime + stime
+ * from /proc) and the wall time until it is done are reported too.
+ * Timings of mmap(MAP_HUGETLB) are in setup: it zeroes at first touch
+ * instead.
  */
 #include <dirent.h>
 #include "bench.h"
@@ -62,10 +63,8 @@ static long get_or_die(unsigned long len)
 {
 	long r = lp_get(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE);
 
-	if ((unsigned long)r >= (unsigned long)-4095) {
-		errno = -r;
+	if (!LP_OK(r))
 		bench_die("get_large_pages(%lu MiB)", len / MiB);
-	}
 	return r;
 }
 

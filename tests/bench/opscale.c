@@ -26,7 +26,7 @@ static long one_op(int kind, unsigned long len)
 
 	if (kind == K_OURS) {
 		r = lp_get(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-		if ((unsigned long)r >= (unsigned long)-4095)
+		if (!LP_OK(r))
 			return -1;
 		p = LP_PTR(r);
 		((volatile char *)p)[len / 2] = 1;

@@ -43,10 +43,8 @@ static char *alloc(int kind)
 	case K_OURS:
 	case K_OURS_COLD:
 		r = lp_get(0, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-		if ((unsigned long)r >= (unsigned long)-4095) {
-			errno = -r;
+		if (!LP_OK(r))
 			bench_die("get_large_pages");
-		}
 		return LP_PTR(r);
 	case K_HUGETLB:
 		p = mmap(NULL, SEG_LEN, PROT_READ | PROT_WRITE,
