@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Attach cost of an existing 256 MiB segment (LP_BENCH_SEG_MIB): a holder creates it and
- * touches every page, then a second process attaches it and touches
- * every 4 KiB page once. Ours maps the whole segment at attach; SysV
- * shm maps at fault time, one fault per huge page or per 4 KiB page
- * (SysV shm has no fault-around).
+ * Attach cost of an existing 256 MiB segment (LP_BENCH_SEG_MIB): a
+ * holder creates it and touches every page, then a second process
+ * attaches it and touches every 4 KiB page once. Ours maps the whole
+ * segment at attach; SysV shm maps at fault time, one fault per huge
+ * page or per 4 KiB page (SysV shm has no fault-around).
  */
 #include "bench.h"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fork() of a process that holds a 256 MiB shared segment (the scale
- * run: LP_BENCH_SEG_MIB), attached and every page touched. fork_call_ms is fork() as the parent sees it;
- * fork_exit_wait_ms adds the child's _exit and the parent's waitpid.
- * Each repetition is the mean of FORKS forks after one warm-up fork.
- * Faults: the parent's (copy-on-write of its own data afterwards) and
- * the child's. "none" holds no segment.
+ * run: LP_BENCH_SEG_MIB), attached and every page touched. fork_call_ms
+ * is fork() as the parent sees it; fork_exit_wait_ms adds the child's
+ * _exit and the parent's waitpid. Each repetition is the mean of FORKS
+ * forks after one warm-up fork. Faults: the parent's (copy-on-write of
+ * its own data afterwards) and the child's. "none" holds no segment.
  */
 #include "bench.h"
 
