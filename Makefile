@@ -10,6 +10,7 @@
 #   make test-deb             dpkg -i that package in the guest, run the suite
 #   make check-configs        compile gate: the series under Debian's 3 configs
 #   make apps                 PostgreSQL + pgbench on large pages (Debian's kernel)
+#   make boot-soak [N=100]    boot the test kernels N times, count early-boot stalls
 
 BUILD ?= $(CURDIR)/build
 FLAVOURS ?= pae nopae off
@@ -66,6 +67,10 @@ endif
 bench: rootfs
 	@LP_BENCH_SCALE=$(SCALE) scripts/bench $(filter pae nopae,$(FLAVOURS))
 
+# Early-boot stalls: N boots of the test kernels to init (opt-in).
+boot-soak: rootfs
+	@scripts/boot-soak $(or $(N),100) $(FLAVOURS)
+
 check-series: deps
 	@scripts/check-series
 
@@ -90,5 +95,5 @@ apps: deb
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps source patch lint kernel tests rootfs test run bench check-series deb \
+.PHONY: all deps source patch lint kernel tests rootfs test run bench boot-soak check-series deb \
 	test-deb check-configs apps clean

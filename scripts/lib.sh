@@ -61,3 +61,49 @@ check_deb_flavour() {
 	*) die "unknown Debian flavour '$1' (${DEB_FLAVOURS// /, })" ;;
 	esac
 }
+
+# qemu_watched LOG MARKER SECS [--show] QEMU...: run QEMU (its serial
+# console on stdout) with the console written to LOG (and, with --show,
+# to stdout without CRs). A guest that has not printed MARKER after SECS
+# seconds (0: never checked) has stalled in early boot and is killed;
+# the status is then 75 if the series had not yet printed its first boot
+# line ("largepage: ...", so the stall is none of its doing and a retry
+# is fair) and 76 if it had (a hang in our code: never retried).
+# Otherwise the status is QEMU's.
+qemu_watched() {
+	local log=$1 marker=$2 secs=$3 show= pidfile stalled watch= rc
+	shift 3
+	[ "${1:-}" = --show ] && { show=1; shift; }
+	pidfile=$(mktemp) stalled=$log.stalled
+	rm -f "$stalled"
+	: >"$log"
+	if [ "$secs" != 0 ]; then
+		(
+			for _ in $(seq "$secs"); do
+				sleep 1
+				grep -qa -- "$marker" "$log" 2>/dev/null && exit 0
+			done
+			touch "$stalled"
+			kill "$(cat "$pidfile")" 2>/dev/null
+		) &
+		watch=$!
+	fi
+	set +e
+	"$@" -pidfile "$pidfile" </dev/null | tee "$log" |
+		if [ -n "$show" ]; then tr -d '\r'; else cat >/dev/null; fi
+	rc=${PIPESTATUS[0]}
+	set -e
+	if [ -n "$watch" ]; then
+		kill "$watch" 2>/dev/null || true
+		wait "$watch" 2>/dev/null || true
+	fi
+	rm -f "$pidfile"
+	if [ -f "$stalled" ]; then
+		rm -f "$stalled"
+		if grep -qa '^largepage: ' "$log"; then
+			return 76
+		fi
+		return 75
+	fi
+	return "$rc"
+}
