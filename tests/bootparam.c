@@ -4,21 +4,49 @@
  * allows, all usable; none and ENOMEM for 0; for more than memory
  * allows, the boot still succeeds, the pool holds what the kernel could
  * take while leaving an eighth of RAM free, and the boot log says so.
+ * A value that is not a page count (the run adds lpbad=1) reserves
+ * nothing and says so. Either way init never sees the parameter.
  */
 #include "lp.h"
 
-/* N of largepages=N on the kernel command line. */
-static long boot_pages(void)
+/* The kernel command line, read once. */
+static const char *cmdline(void)
 {
-	char buf[1024] = "", *p;
-	int fd = open("/proc/cmdline", O_RDONLY);
+	static char buf[1024];
+	int fd;
 
+	if (buf[0])
+		return buf;
+	fd = open("/proc/cmdline", O_RDONLY);
 	ASSERT_GE(fd, 0);
 	ASSERT_GT(read(fd, buf, sizeof(buf) - 1), 0);
 	close(fd);
-	p = strstr(buf, "largepages=");
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+/* The text of largepages=TEXT, up to the next blank. */
+static const char *boot_text(void)
+{
+	static char text[64];
+	const char *p = strstr(cmdline(), "largepages=");
+
 	ASSERT_TRUE(p != NULL);
-	return strtol(p + strlen("largepages="), NULL, 10);
+	p += strlen("largepages=");
+	snprintf(text, sizeof(text), "%.*s", (int)strcspn(p, " "), p);
+	return text;
+}
+
+/* A run whose largepages= is no page count says so with lpbad=1. */
+static int boot_bad(void)
+{
+	return strstr(cmdline(), "lpbad=1") != NULL;
+}
+
+/* N of largepages=N: a page count up to ULONG_MAX. */
+static unsigned long long boot_pages(void)
+{
+	return boot_bad() ? 0 : strtoull(boot_text(), NULL, 0);
 }
 
 /* Pages that fit in 7/8 of RAM: a request above this cannot be met. */
@@ -29,13 +57,14 @@ static long most_pages(void)
 
 TEST(largepages_param_sets_pool_size)
 {
-	long n = boot_pages(), total = lp_total();
+	unsigned long long n = boot_pages();
+	long total = lp_total();
 
-	if (n <= most_pages() / 2) {
+	if (n <= (unsigned long long)most_pages() / 2) {
 		EXPECT_EQ(total, n);
 	} else {
 		/* What it could take, leaving an eighth of RAM free. */
-		EXPECT_LT(total, n);
+		EXPECT_TRUE((unsigned long long)total < n);
 		EXPECT_LE(total, most_pages());
 		EXPECT_GT(total, most_pages() / 2);
 	}
@@ -63,21 +92,64 @@ TEST(all_boot_pages_usable)
 	ASSERT_EQ(lp_free(r), 0);
 }
 
-TEST(boot_log_names_count_and_size)
+/* Does the kernel log have a line containing want? */
+static int dmesg_has(const char *want)
 {
-	char line[512], want[160];
-	long n = boot_pages(), total = lp_total();
+	char line[512];
 	int found = 0;
 	FILE *f = popen("dmesg", "r");
 
 	ASSERT_TRUE(f != NULL);
-	snprintf(want, sizeof(want), "largepage: reserved %ld of %ld %lu KiB pages%s",
-		 total, n, lp_size() / 1024,
-		 total < n ? " (the rest is left to the system)" : "");
 	while (fgets(line, sizeof(line), f))
 		found |= strstr(line, want) != NULL;
 	pclose(f);
 	if (!found)
 		TH_LOG("no '%s' in dmesg", want);
-	EXPECT_TRUE(found);
+	return found;
+}
+
+TEST(boot_log_names_count_and_size)
+{
+	unsigned long long n = boot_pages();
+	long total = lp_total();
+	char want[160];
+
+	if (boot_bad()) {
+		snprintf(want, sizeof(want),
+			 "largepage: largepages=%s is not a page count, none reserved",
+			 boot_text());
+		EXPECT_TRUE(dmesg_has(want));
+	}
+	snprintf(want, sizeof(want), "largepage: reserved %ld of %llu %lu KiB pages%s",
+		 total, n, lp_size() / 1024,
+		 (unsigned long long)total < n ? " (the rest is left to the system)" : "");
+	EXPECT_TRUE(dmesg_has(want));
+}
+
+/*
+ * The kernel takes largepages= whatever its value: nothing of it reaches
+ * init, neither as an argument nor in its environment.
+ */
+TEST(largepages_param_not_passed_to_init)
+{
+	static char buf[8192];
+	const char *files[] = { "/proc/1/cmdline", "/proc/1/environ" };
+	unsigned int i;
+	ssize_t n, j;
+
+	for (i = 0; i < 2; i++) {
+		int fd = open(files[i], O_RDONLY);
+
+		ASSERT_GE(fd, 0);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		ASSERT_GE(n, 0);
+		for (j = 0; j < n; j++)
+			if (!buf[j])
+				buf[j] = ' ';
+		buf[n] = 0;
+		if (strstr(buf, "largepages="))
+			TH_LOG("%s: %s", files[i], buf);
+		EXPECT_TRUE(strstr(buf, "largepages=") == NULL);
+	}
 }

@@ -41,20 +41,22 @@ static int maps_entry(pid_t pid, unsigned long addr, unsigned long *end,
 }
 
 struct smaps {
-	long size, rss, kps;	/* kB */
+	long size, rss, pss, kps;	/* kB */
 };
 
-/* The smaps fields of the mapping at addr; 0 if found. */
-static int smaps_entry(unsigned long addr, struct smaps *sm)
+/* The smaps fields of pid's mapping at addr; 0 if found. */
+static int smaps_entry_pid(pid_t pid, unsigned long addr, struct smaps *sm)
 {
-	char line[512];
+	char line[512], path[64];
 	unsigned long s, e;
 	int in = 0, found = -1;
-	FILE *f = fopen("/proc/self/smaps", "r");
+	FILE *f;
 
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	sm->size = sm->rss = sm->kps = -1;
+	sm->size = sm->rss = sm->pss = sm->kps = -1;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%lx-%lx ", &s, &e) == 2) {
 			in = s == addr;
@@ -67,11 +69,18 @@ static int smaps_entry(unsigned long addr, struct smaps *sm)
 			sm->size = strtol(line + 5, NULL, 10);
 		else if (!strncmp(line, "Rss:", 4))
 			sm->rss = strtol(line + 4, NULL, 10);
+		else if (!strncmp(line, "Pss:", 4))
+			sm->pss = strtol(line + 4, NULL, 10);
 		else if (!strncmp(line, "KernelPageSize:", 15))
 			sm->kps = strtol(line + 15, NULL, 10);
 	}
 	fclose(f);
 	return found;
+}
+
+static int smaps_entry(unsigned long addr, struct smaps *sm)
+{
+	return smaps_entry_pid(getpid(), addr, sm);
 }
 
 struct statm {
@@ -189,6 +198,87 @@ TEST(procfs_smaps_keyed_segment)
 	EXPECT_EQ(sm.rss, len / 1024);
 	EXPECT_EQ(sm.kps, lp_size() / 1024);
 	ASSERT_EQ(lp_unshare(r), 0);
+}
+
+/*
+ * Pss divides a segment among the vmas that map it, as for shared
+ * memory: with a forked child mapping it too, each has half, and the
+ * two add up to the size; once the child is gone the parent has it all.
+ */
+static void pss_shared_by_two(long r, unsigned long len)
+{
+	struct smaps mine, its;
+	int to[2], from[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(pipe(to), 0);
+	ASSERT_EQ(pipe(from), 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		/* Mapped through fork: tell the parent, wait to be told. */
+		if (write(from[1], "m", 1) != 1 || read(to[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(read(from[0], &c, 1), 1);
+	ASSERT_EQ(smaps_entry(r, &mine), 0);
+	ASSERT_EQ(smaps_entry_pid(pid, r, &its), 0);
+	TH_LOG("Pss %ld kB + %ld kB of %lu kB", mine.pss, its.pss, len / 1024);
+	EXPECT_EQ(mine.rss, len / 1024);
+	EXPECT_EQ(mine.pss, len / 1024 / 2);
+	EXPECT_EQ(its.pss, len / 1024 / 2);
+	EXPECT_EQ(mine.pss + its.pss, len / 1024);
+	ASSERT_EQ(write(to[1], "x", 1), 1);
+	ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+	ASSERT_EQ(smaps_entry(r, &mine), 0);
+	EXPECT_EQ(mine.pss, len / 1024);
+	close(to[0]);
+	close(to[1]);
+	close(from[0]);
+	close(from[1]);
+}
+
+TEST(procfs_smaps_pss_divided_among_mappers_shared)
+{
+	unsigned long len = 2 * lp_size();
+	long r = lp_get(0, len, RW, MAP_SHARED);
+
+	ASSERT_TRUE(LP_OK(r));
+	pss_shared_by_two(r, len);
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(procfs_smaps_pss_divided_among_mappers_keyed)
+{
+	unsigned long len = lp_size();
+	long r = lp_share(4021, 0, len, RW, IPC_CREAT | 0600), r2;
+	struct smaps a, b;
+
+	ASSERT_TRUE(LP_OK(r));
+	pss_shared_by_two(r, len);
+	/* One process attached twice holds it all, half through each. */
+	r2 = lp_share(4021, 0, len, RW, 0);
+	ASSERT_TRUE(LP_OK(r2));
+	ASSERT_EQ(smaps_entry(r, &a), 0);
+	ASSERT_EQ(smaps_entry(r2, &b), 0);
+	EXPECT_EQ(a.pss, len / 1024 / 2);
+	EXPECT_EQ(a.pss + b.pss, len / 1024);
+	ASSERT_EQ(lp_unshare(r2), 0);
+	ASSERT_EQ(lp_unshare(r), 0);
+}
+
+TEST(procfs_smaps_pss_private_mapping_is_whole)
+{
+	unsigned long len = lp_size();
+	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	struct smaps sm;
+
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(smaps_entry(r, &sm), 0);
+	EXPECT_EQ(sm.pss, len / 1024);
+	ASSERT_EQ(lp_free(r), 0);
 }
 
 /*
@@ -495,6 +585,105 @@ TEST(procfs_pagemap_and_clear_refs_leave_mapping_intact)
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	ASSERT_EQ(lp_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+#define PM_PFN(e)	((e) & ((1ULL << 55) - 1))
+#define PM_EXCLUSIVE	(1ULL << 56)
+#define PM_FILE		(1ULL << 61)
+#define PM_PRESENT	(1ULL << 63)
+
+/* The pagemap entries of [r, r + len); 0 if all were read. */
+static int read_pagemap(long r, unsigned long len, uint64_t *pm)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	long n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, pm, len / 4096 * 8,
+		  (unsigned long long)(unsigned long)r / 4096 * 8);
+	close(fd);
+	return n == (long)(len / 4096 * 8) ? 0 : -1;
+}
+
+/*
+ * Every base page of a mapped large page is present. Root (CAP_SYS_ADMIN)
+ * sees the frame: the first of each large page aligned to its size, the
+ * others following it. Private pages are exclusive, shared ones are file
+ * pages (the segment's), as shmem is.
+ */
+static void pagemap_present(long r, unsigned long len, int shared)
+{
+	static uint64_t pm[8 << 20 >> 12];
+	unsigned long i, n = len / 4096, per = lp_size() / 4096;
+	unsigned long bad = 0;
+
+	ASSERT_LE(n, sizeof(pm) / sizeof(pm[0]));
+	ASSERT_EQ(read_pagemap(r, len, pm), 0);
+	for (i = 0; i < n; i++) {
+		uint64_t e = pm[i], first = pm[i - i % per];
+
+		if (!(e & PM_PRESENT) || PM_PFN(e) != PM_PFN(first) + i % per ||
+		    !PM_PFN(first) || PM_PFN(first) % per ||
+		    !!(e & PM_FILE) != shared || !!(e & PM_EXCLUSIVE) == shared) {
+			if (!bad++)
+				TH_LOG("entry %lu: %#llx (first of its page %#llx)",
+				       i, (unsigned long long)e,
+				       (unsigned long long)first);
+		}
+	}
+	EXPECT_EQ(bad, 0);
+}
+
+TEST(procfs_pagemap_reports_private_pages_present)
+{
+	unsigned long len = 2 * lp_size();
+	long r = lp_get(0, len, RW, MAP_PRIVATE);
+
+	ASSERT_TRUE(LP_OK(r));
+	/* Present before any touch too: mapped whole when made. */
+	pagemap_present(r, len, 0);
+	lp_fill(LP_PTR(r), len, 4031);
+	pagemap_present(r, len, 0);
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 4031));
+	ASSERT_EQ(lp_free(r), 0);
+}
+
+TEST(procfs_pagemap_reports_shared_and_keyed_pages_present)
+{
+	unsigned long len = 2 * lp_size();
+	long r = lp_get(0, len, RW, MAP_SHARED);
+	long k = lp_share(4033, 0, len, RW, IPC_CREAT | 0600);
+
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_TRUE(LP_OK(k));
+	lp_fill(LP_PTR(r), len, 4033);
+	pagemap_present(r, len, 1);
+	pagemap_present(k, len, 1);
+	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lp_unshare(k), 0);
+}
+
+/* Without CAP_SYS_ADMIN: present, frame numbers hidden (zero). */
+TEST(procfs_pagemap_hides_frames_from_unprivileged)
+{
+	static uint64_t pm[8 << 20 >> 12];
+	unsigned long len = lp_size(), i, bad = 0;
+	long r;
+
+	lp_set_memlock(len);
+	become_nobody();
+	/* Back to dumpable, so that /proc/self is ours to read. */
+	ASSERT_EQ(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), 0);
+	r = lp_get(0, len, RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(read_pagemap(r, len, pm), 0);
+	for (i = 0; i < len / 4096; i++)
+		bad += !(pm[i] & PM_PRESENT) || PM_PFN(pm[i]);
+	if (bad)
+		TH_LOG("entry 0: %#llx", (unsigned long long)pm[0]);
+	EXPECT_EQ(bad, 0);
+	ASSERT_EQ(lp_free(r), 0);
 }
 
 /* A row of /proc/largepage_segments. */

@@ -4,6 +4,7 @@
  * mremap, madvise and mmap(MAP_FIXED) over any part of one are refused
  * and the mapping (and its neighbours) stay as they were.
  */
+#include <sys/prctl.h>
 #include "lp.h"
 
 #define RW (PROT_READ | PROT_WRITE)
@@ -75,6 +76,98 @@ static void unmap_hood(struct hood *h)
 	ASSERT_EQ(lp_free(h->r), 0);
 	munmap(h->below, NB);
 	munmap(h->above, NB);
+}
+
+/*
+ * Fields 26-28 and 45-51 of /proc/self/stat: what PR_SET_MM_MAP must be
+ * given back unchanged besides the heap.
+ */
+static int self_mm_map(struct prctl_mm_map *m)
+{
+	static char buf[2048];
+	unsigned long long v[52] = { 0 };
+	char *p;
+	int fd, i;
+	ssize_t n;
+
+	fd = open("/proc/self/stat", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* Field 3 (the state) starts after the command's parenthesis. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	p = strtok(p + 1, " ");
+	for (i = 3; i <= 51 && p; i++, p = strtok(NULL, " "))
+		v[i] = strtoull(p, NULL, 10);
+	if (i <= 51)
+		return -1;
+	memset(m, 0, sizeof(*m));
+	m->start_code = v[26];
+	m->end_code = v[27];
+	m->start_stack = v[28];
+	m->start_data = v[45];
+	m->end_data = v[46];
+	m->start_brk = v[47];
+	m->brk = (unsigned long)sbrk(0);
+	m->arg_start = v[48];
+	m->arg_end = v[49];
+	m->env_start = v[50];
+	m->env_end = v[51];
+	m->exe_fd = -1;
+	return 0;
+}
+
+/* How many /proc/self/maps lines are large-page mappings. */
+static int named_largepage_lines(void)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "[largepage]") != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * brk() never unmaps large pages. PR_SET_MM_MAP (no capability needed
+ * when the exe link is left alone) can put the heap over a large-page
+ * mapping; shrinking the heap below it must fail and leave it mapped.
+ */
+TEST(refuse_brk_shrinking_over_mapping)
+{
+	unsigned long len = lp_size();
+	struct prctl_mm_map m;
+	long nfree = lp_nfree(), r, ret;
+	unsigned long top;
+
+	r = map_filled(len, MAP_PRIVATE, 4041);
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(self_mm_map(&m), 0);
+	top = (unsigned long)r + len + 4096;
+	m.start_brk = (unsigned long)r;
+	m.brk = top;
+	ASSERT_EQ(prctl(PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0), 0);
+	/* brk() returns the new break, or the old one when it fails. */
+	ret = syscall(SYS_brk, (unsigned long)r);
+	TH_LOG("brk(%#lx) = %#lx (heap top %#lx)", (unsigned long)r,
+	       (unsigned long)ret, top);
+	EXPECT_EQ((unsigned long)ret, top);
+	EXPECT_EQ(named_largepage_lines(), 1);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	ASSERT_EQ(named_largepage_lines(), 1);
+	EXPECT_TRUE(intact(r, len, 4041));
+	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
 }
 
 TEST(refuse_munmap_whole_mapping)
