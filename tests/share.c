@@ -465,6 +465,28 @@ TEST(share_read_needed_even_for_write_only_mode)
 	holder_stop(&p);
 }
 
+/*
+ * PROT_EXEC needs execute permission, as shmat(SHM_EXEC) does: a segment
+ * others may read is not code others may run until its mode says so.
+ */
+TEST(share_exec_needs_execute_permission)
+{
+	struct lp_peer p;
+	int st;
+
+	holder_start(&p, 1051, lp_size(), 0644, -1, -1);
+	st = probe(1051, lp_size(), NOBODY, NOBODY, PROT_READ | PROT_EXEC, EACCES);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	st = probe(1051, lp_size(), NOBODY, NOBODY, PROT_READ, 0);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	holder_stop(&p);
+
+	holder_start(&p, 1052, lp_size(), 0645, -1, -1);
+	st = probe(1052, lp_size(), NOBODY, NOBODY, PROT_READ | PROT_EXEC, 0);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	holder_stop(&p);
+}
+
 TEST(share_mode_zero_means_0600)
 {
 	struct lp_peer p;
