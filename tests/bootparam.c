@@ -3,7 +3,9 @@
  * Booted with largepages=N (tests/runs): exactly N pages when memory
  * allows, all usable; none and ENOMEM for 0; for more than memory
  * allows, the boot still succeeds, the pool holds what the kernel could
- * take while leaving an eighth of RAM free, and the boot log says so.
+ * take while leaving an eighth of RAM and a quarter of lowmem free, and
+ * the boot log says so. The pool's lowmem pages are counted right, and a
+ * pool grown later leaves a quarter of lowmem free too.
  * A value that is not a page count (the run adds lpbad=1) reserves
  * nothing and says so. Either way init never sees the parameter.
  */
@@ -152,4 +154,128 @@ TEST(largepages_param_not_passed_to_init)
 			TH_LOG("%s: %s", files[i], buf);
 		EXPECT_TRUE(strstr(buf, "largepages=") == NULL);
 	}
+}
+
+#define LPSYS "/sys/kernel/mm/largepage/"
+
+/* The first pfn of the HighMem zone, from /proc/zoneinfo; 0 if none. */
+static unsigned long highmem_start_pfn(void)
+{
+	char line[256];
+	unsigned long pfn = 0, start;
+	int in_high = 0;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	ASSERT_TRUE(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Node ", 5))
+			in_high = strstr(line, "zone  HighMem") != NULL;
+		else if (in_high && sscanf(line, " start_pfn: %lu", &start) == 1)
+			pfn = start;
+	}
+	fclose(f);
+	return pfn;
+}
+
+/*
+ * lowmem_pages, the boot log's count and stat's agree with where the
+ * pages really are: map the whole pool and read each page's pfn from
+ * /proc/self/pagemap (root sees pfns).
+ */
+TEST(lowmem_pages_counts_the_pools_lowmem_pages)
+{
+	unsigned long lp = lp_size(), high = highmem_start_pfn(), i;
+	long total = lp_total(), lowmem = read_long(LPSYS "lowmem_pages");
+	long r, low = 0;
+	char want[128];
+	int fd;
+
+	ASSERT_GE(lowmem, 0);
+	EXPECT_LE(lowmem, total);
+	snprintf(want, sizeof(want), "largepage: %ld of the pool's pages are lowmem",
+		 lowmem);
+	EXPECT_TRUE(dmesg_has(want));
+	if (!total)
+		return;
+	r = lp_get(0, total * lp, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	ASSERT_GE(fd, 0);
+	for (i = 0; i < (unsigned long)total; i++) {
+		uint64_t e = 0;
+		off_t off = (off_t)((uintptr_t)(LP_PTR(r) + i * lp) / 4096) * 8;
+
+		ASSERT_EQ(pread(fd, &e, 8, off), 8);
+		ASSERT_TRUE(e >> 63);	/* present */
+		ASSERT_NE(e & ((1ULL << 55) - 1), 0);	/* the pfn, as root */
+		if (!high || (e & ((1ULL << 55) - 1)) < high)
+			low++;
+	}
+	close(fd);
+	ASSERT_EQ(lp_free(r), 0);
+	TH_LOG("%ld of %ld pool pages below pfn %#lx", low, total, high);
+	EXPECT_EQ(low, lowmem);
+}
+
+/* LowTotal and LowFree (kB) from /proc/meminfo; MemTotal without highmem. */
+static long low_total(void)
+{
+	long v = meminfo("LowTotal:");
+
+	return v > 0 ? v : meminfo("MemTotal:");
+}
+
+static long low_free(void)
+{
+	long v = meminfo("LowFree:");
+
+	return v > 0 ? v : meminfo("MemFree:");
+}
+
+/*
+ * The pool leaves a quarter of lowmem free, at boot and when it grows
+ * later. A reservation the floor cut short says so in the boot log, with
+ * the size it kept (a quarter of the lowmem the kernel had then: the
+ * init sections it frees later add a MiB or so).
+ */
+TEST(pool_leaves_a_quarter_of_lowmem_free)
+{
+	long before = lp_total(), kept = low_total() / 4 / 1024, got, grown, m;
+	long low_before, low_after;
+	char want[128];
+	int logged = 0;
+
+	for (m = kept - 2; m <= kept; m++) {
+		snprintf(want, sizeof(want),
+			 "largepage: stopped there to keep %ld MiB of lowmem free for the kernel",
+			 m);
+		logged |= dmesg_has(want);
+	}
+	/* A request for more than memory stopped at the lowmem floor. */
+	if (boot_pages() > (unsigned long long)most_pages())
+		EXPECT_TRUE(logged);
+
+	/*
+	 * Grow by more than memory allows: once it has to take lowmem, it
+	 * stops with a quarter of lowmem free. (A pool the boot already
+	 * stopped at the floor cannot grow: the system has used some of
+	 * that quarter since.)
+	 */
+	low_before = read_long(LPSYS "lowmem_pages");
+	ASSERT_EQ(lp_resize(100000), 0);
+	got = lp_total();
+	grown = got - before;
+	low_after = read_long(LPSYS "lowmem_pages");
+	TH_LOG("grew by %ld pages, %ld of them lowmem: LowFree %ld kB of LowTotal %ld kB",
+	       grown, low_after - low_before, low_free(), low_total());
+	if (boot_pages() <= (unsigned long long)most_pages()) {
+		/* It started well below memory: it reaches lowmem. */
+		EXPECT_GT(grown, 0);
+		EXPECT_GT(low_after, low_before);
+	}
+	/* Allow 2 MiB for what the system allocated meanwhile. */
+	if (low_after > low_before)
+		EXPECT_GE(low_free() + 2048, low_total() / 4);
+	ASSERT_EQ(lp_resize(-grown), 0);
+	EXPECT_EQ(lp_total(), before);
 }

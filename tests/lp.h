@@ -146,8 +146,11 @@ static inline int run_child(void (*fn)(void *), void *arg)
 	return status;
 }
 
-#define CHILD_SIGNALED(st, sig) (WIFSIGNALED(st) && WTERMSIG(st) == (sig))
-#define CHILD_EXITED(st, code) (WIFEXITED(st) && WEXITSTATUS(st) == (code))
+/* Each evaluates st once: it may be a call (run_child(), lp_peer_wait()). */
+#define CHILD_SIGNALED(st, sig) \
+	({ int __st = (st); WIFSIGNALED(__st) && WTERMSIG(__st) == (sig); })
+#define CHILD_EXITED(st, code) \
+	({ int __st = (st); WIFEXITED(__st) && WEXITSTATUS(__st) == (code); })
 
 /* Become an unprivileged user (nobody) for the rest of the process. */
 static inline void become_nobody(void)

@@ -7,6 +7,9 @@
  * request needs, a shrink racing the thread, many CPUs at once, and a
  * page still referenced by a pipe when its mapping goes.
  */
+#include <dirent.h>
+#include <poll.h>
+#include <sched.h>
 #include <sys/uio.h>
 #include <time.h>
 #include "lp.h"
@@ -42,6 +45,34 @@ static long settle_zeroed(void)
 	TH_LOG("free pages still unzeroed after 60 s: %ld (zeroed %ld)",
 	       unzeroed_free(), zeroed_free());
 	return -1;
+}
+
+/* /sys/kernel/mm/largepage/stat: the pool's counts from one snapshot. */
+struct pool_stat {
+	long total, free, free_zeroed, free_unzeroed, lowmem, poisoned;
+	int names;	/* how many of the six it gave, in order */
+};
+
+static int read_stat(struct pool_stat *st)
+{
+	static const char *const want[] = { "total", "free", "free_zeroed",
+		"free_unzeroed", "lowmem", "poisoned" };
+	long *v[] = { &st->total, &st->free, &st->free_zeroed,
+		      &st->free_unzeroed, &st->lowmem, &st->poisoned };
+	char name[32];
+	long val;
+	FILE *f = fopen(ZSYS "stat", "r");
+
+	st->names = 0;
+	if (!f)
+		return -1;
+	while (fscanf(f, "%31s %ld", name, &val) == 2 && st->names < 6) {
+		if (strcmp(name, want[st->names]))
+			break;
+		*v[st->names++] = val;
+	}
+	fclose(f);
+	return st->names == 6 ? 0 : -1;
 }
 
 /* Get len bytes, check that they are zero, fill them with seed. */
@@ -82,6 +113,49 @@ TEST(zeroing_sysfs_files_sum_to_free)
 	/* Read-only, as documented. */
 	EXPECT_EQ(write_text(ZSYS "free_zeroed_pages", "0\n"), -EACCES);
 	EXPECT_EQ(zeroed_free(), z);
+}
+
+/*
+ * "stat" gives every count at one instant: while largepage_zerod moves
+ * pages from one list to the other, zeroed + unzeroed is always free,
+ * and free and total are meminfo's (nothing else changes them here).
+ */
+TEST(zeroing_stat_counts_add_up_while_the_thread_works)
+{
+	long total = lp_total(), n = lp_nfree(), lowmem, reads = 0, busy = 0;
+	struct pool_stat st;
+	int i;
+
+	ASSERT_GE(n, 2);
+	lowmem = read_long(ZSYS "lowmem_pages");
+	ASSERT_GE(lowmem, 0);
+	ASSERT_EQ(lp_dirty_free_pages(), 0);
+	for (i = 0; i < 5000; i++) {
+		ASSERT_EQ(read_stat(&st), 0);
+		reads++;
+		if (st.free_zeroed + st.free_unzeroed != st.free ||
+		    st.free != n || st.total != total || st.lowmem != lowmem ||
+		    st.poisoned < 0) {
+			TH_LOG("read %ld: total %ld free %ld = %ld zeroed + %ld unzeroed, lowmem %ld",
+			       reads, st.total, st.free, st.free_zeroed,
+			       st.free_unzeroed, st.lowmem);
+			break;
+		}
+		if (!st.free_unzeroed)
+			break;
+		busy++;
+	}
+	EXPECT_EQ(st.free_zeroed + st.free_unzeroed, st.free);
+	EXPECT_EQ(st.free, n);
+	EXPECT_EQ(st.total, total);
+	EXPECT_EQ(st.lowmem, lowmem);
+	EXPECT_LE(lowmem, total);
+	/* It was read while the thread had work. */
+	EXPECT_GT(busy, 0);
+	/* Read-only, as documented. */
+	EXPECT_EQ(write_text(ZSYS "stat", "0\n"), -EACCES);
+	EXPECT_EQ(write_text(ZSYS "lowmem_pages", "0\n"), -EACCES);
+	EXPECT_EQ(settle_zeroed(), n);
 }
 
 TEST(zeroing_freed_pages_are_zeroed_in_the_background)
@@ -373,4 +447,190 @@ TEST(zeroing_thread_freezes_with_a_backlog)
 	snprintf(buf, sizeof(buf), "%ld", timeout);
 	write_text("/sys/power/pm_freeze_timeout", buf);
 	EXPECT_EQ(settle_zeroed(), lp_nfree());
+}
+
+/* The pid of the kernel thread called comm, or -1. */
+static pid_t kthread_pid(const char *comm)
+{
+	char path[300], name[32];
+	struct dirent *e;
+	pid_t pid = -1;
+	DIR *d = opendir("/proc");
+
+	while (d && (e = readdir(d)) && pid < 0) {
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f)) {
+			name[strcspn(name, "\n")] = 0;
+			if (!strcmp(name, comm))
+				pid = atoi(e->d_name);
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return pid;
+}
+
+/* The state letter of pid in /proc/PID/stat (R, S, D, Z, ...), or 0. */
+static char task_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static int pin_to(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+/* A SCHED_FIFO busy loop on cpu for at most secs seconds. */
+static void fifo_spinner(int cpu, int secs)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	time_t end = time(NULL) + secs;
+
+	if (pin_to(0, cpu) || sched_setscheduler(0, SCHED_FIFO, &sp))
+		_exit(1);
+	while (time(NULL) < end)
+		;
+	_exit(0);
+}
+
+/* Create key for len bytes (it must not exist), check it is zero, leave. */
+static void creator(int key, unsigned long len)
+{
+	long r = lp_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
+
+	if (!LP_OK(r))
+		_exit(1);
+	if (!lp_zeroed(LP_PTR(r), len))
+		_exit(2);
+	_exit(lp_unshare(r) ? 3 : 0);
+}
+
+#define SPIN_SECS 8
+
+/*
+ * Nothing that waits for largepage_zerod may hold lp_key_mutex, which
+ * the last detach of every keyed segment takes. Starve the thread while
+ * it holds a page (pinned to CPU 1 beside a SCHED_FIFO spinner, with RT
+ * throttling off), create a keyed segment of exactly LargePages_Free
+ * pages, so that its creator has to wait for that page, and meanwhile
+ * let an unrelated process detach another key: the detach must finish
+ * at once, not when the spinner stops. (Before the fix, the creator
+ * waited holding the mutex and the detach sat in D state.)
+ */
+TEST(zeroing_detach_does_not_wait_behind_a_creator_waiting_for_the_thread)
+{
+	unsigned long lp = lp_size();
+	long rt = read_long("/proc/sys/kernel/sched_rt_runtime_us"), ms = -1;
+	pid_t zerod = kthread_pid("largepage_zerod"), spinner, maker = -1;
+	int st, i, try, caught = 0, maker_st = -1;
+	struct pollfd pfd;
+	struct lp_peer d;
+	cpu_set_t was;
+	char buf[24];
+
+	ASSERT_GE(sysconf(_SC_NPROCESSORS_ONLN), 2);
+	ASSERT_GT(zerod, 0);
+	ASSERT_GE(lp_nfree(), 3);
+	ASSERT_GT(rt, 0);
+	ASSERT_EQ(sched_getaffinity(zerod, sizeof(was), &was), 0);
+	/* This process and its children keep to CPU 0. */
+	ASSERT_EQ(pin_to(0, 0), 0);
+
+	if (lp_peer_fork(&d) == 0) {
+		struct timespec t0, t1;
+		long r = lp_share(KEY0 + 10, 0, lp, RW,
+				  IPC_CREAT | IPC_EXCL | 0600);
+
+		if (!LP_OK(r))
+			_exit(1);
+		lp_peer_send(&d, 0);
+		lp_peer_recv(&d);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (lp_unshare(r))
+			_exit(2);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		lp_peer_send(&d, (t1.tv_sec - t0.tv_sec) * 1000 +
+			     (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		_exit(0);
+	}
+	ASSERT_GT(d.pid, 0);
+	lp_peer_recv(&d);
+
+	/* From here on, undo everything before any ASSERT. */
+	EXPECT_EQ(pin_to(zerod, 1), 0);
+	EXPECT_EQ(write_text("/proc/sys/kernel/sched_rt_runtime_us", "-1"), 0);
+	for (try = 0; try < 5 && !caught; try++) {
+		EXPECT_EQ(lp_dirty_free_pages(), 0);
+		spinner = fork();
+		if (spinner == 0)
+			fifo_spinner(1, SPIN_SECS);
+		usleep(300000);
+		/* Preempted with a page in hand: runnable, pages to zero. */
+		if (task_state(zerod) == 'R' && unzeroed_free() > 0) {
+			maker = fork();
+			if (maker == 0)
+				creator(KEY0 + 11, lp_nfree() * lp);
+			/* It must be waiting for the thread's page. */
+			for (i = 0; i < 200 && task_state(maker) != 'D'; i++)
+				usleep(10000);
+			caught = task_state(maker) == 'D';
+		}
+		if (caught) {
+			lp_peer_send(&d, 1);
+			pfd.fd = d.rfd;
+			pfd.events = POLLIN;
+			if (poll(&pfd, 1, 4000) == 1)
+				ms = lp_peer_recv(&d);
+		}
+		kill(spinner, SIGKILL);
+		waitpid(spinner, &st, 0);
+		if (maker > 0) {
+			waitpid(maker, &maker_st, 0);
+			maker = -1;
+		}
+		if (!caught)
+			TH_LOG("try %d: largepage_zerod not caught with a page (state %c)",
+			       try + 1, task_state(zerod));
+		settle_zeroed();
+	}
+	snprintf(buf, sizeof(buf), "%ld", rt);
+	EXPECT_EQ(write_text("/proc/sys/kernel/sched_rt_runtime_us", buf), 0);
+	EXPECT_EQ(sched_setaffinity(zerod, sizeof(was), &was), 0);
+
+	EXPECT_TRUE(caught);
+	if (caught && ms < 0)
+		TH_LOG("the detach was still blocked after 4 s");
+	EXPECT_GE(ms, 0);
+	EXPECT_LT(ms, 2000);
+	EXPECT_TRUE(CHILD_EXITED(maker_st, 0));
+	if (caught && ms < 0)
+		ms = lp_peer_recv(&d);
+	if (!caught)
+		lp_peer_send(&d, 1);
+	st = lp_peer_wait(&d);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
 }
