@@ -706,7 +706,7 @@ static int seg_row(int key, struct seg_row *row)
 	if (!f)
 		return -1;
 	if (!fgets(line, sizeof(line), f) ||
-	    strcmp(line, "       key       size perms   uid   gid  cuid  cgid nattch\n")) {
+	    strcmp(line, "       key       size perms   uid   gid  cuid  cgid nattch    cpid    lpid      atime      dtime      ctime        ino\n")) {
 		TH_LOG("unexpected header: %s", line);
 		fclose(f);
 		return -1;
