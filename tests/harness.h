@@ -49,11 +49,13 @@ static int (*harness_after_each)(const char *when);
 #define TH_LOG(fmt, ...)						\
 	fprintf(stdout, "# %s:%d: " fmt "\n", __FILE__, __LINE__, ##__VA_ARGS__)
 
+/* A skip after a failed EXPECT is that failure, not a skip. */
 #define SKIP(fmt, ...) do {						\
 	fflush(stdout);							\
-	printf("# SKIP " fmt "\n", ##__VA_ARGS__);			\
+	printf("# SKIP " fmt "%s\n", ##__VA_ARGS__,			\
+	       harness_failed ? " (after a failed check: a failure)" : ""); \
 	fflush(stdout);							\
-	_exit(HARNESS_SKIP_CODE);					\
+	_exit(harness_failed ? 1 : HARNESS_SKIP_CODE);			\
 } while (0)
 
 #define HARNESS_FAIL(fatal) do {					\

@@ -5,6 +5,9 @@
 # page free), which the last test checks.
 LPCTL=${LPCTL:-$(command -v lpctl || echo /usr/sbin/lpctl)}
 SEGMENTS=/proc/largepage_segments
+LPSYS=/sys/kernel/mm/largepage
+# A strict JSON parser (tests/jsonget.c): --json output is parsed, not grepped.
+JSONGET=${JSONGET:-$(dirname "$0")/jsonget}
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 
 tmp=$(mktemp -d) || exit 1
@@ -80,6 +83,10 @@ stop_holder() {
 	return $hrc
 }
 
+# json PATH...: the values at PATH in the JSON of $tmp/out (one a line);
+# fails if $tmp/out is not JSON or a PATH is missing.
+json() { "$JSONGET" "$@" <"$tmp/out"; }
+
 # A row of the status segment table for KEY: its fields, or nothing.
 segment_row() { awk -v k="$1" '$1 == k && NF >= 9' "$tmp/out"; }
 
@@ -119,6 +126,8 @@ check "status: in use is total - free" \
 check "status: every free page zeroed, as sysfs says" \
 	is "zeroed" "$(field 'Free, zeroed')" "$(nfree)"
 check "status: none left to zero" is "to zero" "$(field 'Free, to zero')" 0
+check "status: lowmem pages are sysfs's" \
+	is "lowmem" "$(field 'Pool in lowmem')" "$(cat /sys/kernel/mm/largepage/lowmem_pages)"
 if [ -e $SEGMENTS ]; then
 	check "status: lists the keyed segments" \
 		grep -qE '^Keyed segments: +(none|[0-9]+)$' "$tmp/out"
@@ -126,6 +135,18 @@ else
 	check "status: says the segment list is missing" \
 		grep -q "not listed (this kernel has no $SEGMENTS)" "$tmp/out"
 fi
+
+expect "status --json: exit 0" 0 "" status --json
+check "status --json: parses, total is meminfo's" \
+	is "json total" "$(json total)" "$(total)"
+check "status --json: free is meminfo's" is "json free" "$(json free)" "$(nfree)"
+check "status --json: page size in bytes" is "json page_size" "$(json page_size)" "$ps"
+check "status --json: zeroed + unzeroed = free" is "json zeroed + unzeroed" \
+	"$(($(json free_zeroed) + $(json free_unzeroed)))" "$(json free)"
+check "status --json: lowmem is sysfs's" \
+	is "json lowmem" "$(json lowmem)" "$(cat $LPSYS/lowmem_pages)"
+check "status --json: no segments" is "json segments" "$(json segments.#)" 0
+expect "status with an argument: exit 2" 2 "no arguments but --json" status --frob
 
 # ---------------------------------------------------------------- resize
 s=$start_total
@@ -185,6 +206,31 @@ check "resize -N beyond the pool: every free page taken" is total "$(total)" 0
 expect "resize +N after that: back to the first size" 0 \
 	"^pool: 0 -> $s pages" resize "+$s"
 
+# ---------------------------------------------------------------- apply
+conf=$tmp/largepage.conf
+printf '# the pool\npool = %s\n' $((s + 1)) >"$conf"
+expect "apply: exit 0, says old and new size" 0 \
+	"^pool: $s -> $((s + 1)) pages \($ps_h each\), $conf asks for $((s + 1))$" apply "$conf"
+check "apply: the pool has the configured size" is total "$(total)" $((s + 1))
+check "apply: nr_pages agrees" is nr_pages "$(cat $LPSYS/nr_pages)" $((s + 1))
+expect "apply twice: exit 0, nothing changes" 0 \
+	"^pool: $((s + 1)) -> $((s + 1)) pages" apply "$conf"
+check "apply twice: the same pool" is total "$(total)" $((s + 1))
+printf 'pool=%sK\n' $((s * kb)) >"$conf"
+expect "apply a size in K: exit 0, back to the first size" 0 \
+	"^pool: $((s + 1)) -> $s pages" apply "$conf"
+check "apply a size: the pool has its first size" is total "$(total)" "$s"
+printf 'pool = 3Q\n' >"$conf"
+expect "apply a bad size: exit 1, names the line" 1 \
+	"largepage.conf:1: bad pool size '3Q'" apply "$conf"
+printf 'pages = 3\n' >"$conf"
+expect "apply an unknown setting: exit 1" 1 "expected 'pool = PAGES'" apply "$conf"
+printf '# nothing\n' >"$conf"
+expect "apply without a pool line: exit 0, nothing to do" 0 \
+	"sets no pool size \('pool = N'\): the pool stays at $s pages" apply "$conf"
+expect "apply a missing file: exit 1" 1 "cannot read $tmp/none" apply "$tmp/none"
+check "apply errors: the pool is unchanged" is total "$(total)" "$s"
+
 # ---------------------------------------------------------------- sizes
 expect "size not a multiple of the page size: exit 2, names it" 2 \
 	"not a multiple of the large page size \($ps_h\)" alloc 3M
@@ -236,6 +282,54 @@ else
 	not_ok "status: segment 7 listed with nattch 1"
 	diag "$tmp/out"
 fi
+
+# ps: a private, a shared and a keyed holder besides segment 7's.
+"$LPCTL" alloc 2p --hold 60 >"$tmp/holdp" 2>&1 &
+hp=$!
+"$LPCTL" alloc 1p --shared --hold 60 >"$tmp/holds" 2>&1 &
+hs=$!
+holders="$holders $hp $hs"
+if wait_for "$tmp/holdp" '^holding' && wait_for "$tmp/holds" '^holding'; then
+	expect "ps --json: exit 0" 0 "" ps --json
+	row() { # the index of PID in processes, or nothing
+		i=0
+		while [ "$i" -lt "$(json processes.#)" ]; do
+			[ "$(json processes.$i.pid)" = "$1" ] && { echo $i; return; }
+			i=$((i + 1))
+		done
+	}
+	ip=$(row $hp) is=$(row $hs) ik=$(row $h7)
+	check "ps --json: lists the private holder, 2 private pages" \
+		is "private" "$(json processes.$ip.private processes.$ip.shared processes.$ip.keyed | tr '\n' ' ')" "2 0 0 "
+	check "ps --json: lists the shared holder, 1 shared page" \
+		is "shared" "$(json processes.$is.private processes.$is.shared processes.$is.keyed | tr '\n' ' ')" "0 1 0 "
+	check "ps --json: lists segment 7's holder, 2 keyed pages" \
+		is "keyed" "$(json processes.$ik.private processes.$ik.shared processes.$ik.keyed | tr '\n' ' ')" "0 0 2 "
+	check "ps --json: command and user" \
+		is "command user" "$(json processes.$ip.command processes.$ip.user | tr '\n' ' ')" "lpctl root "
+	check "ps --json: mapped = Total - Free, nothing unaccounted" \
+		is "mapped" "$(json mapped)" "$(($(total) - $(nfree)))"
+	check "ps --json: in_use is meminfo's, complete as root" \
+		is "in_use complete" "$(json in_use complete | tr '\n' ' ')" "$(($(total) - $(nfree))) true "
+	expect "ps: exit 0, a row for the private holder" 0 \
+		"^ *$hp +root +2 +0 +0 lpctl$" ps
+	check "ps: a shared segment counted once" \
+		grep -qx "Mapped: *$(($(total) - $(nfree))) pages (a shared segment counted once)" "$tmp/out"
+else
+	for t in "ps --json: exit 0" "ps --json: lists the private holder, 2 private pages" \
+		 "ps --json: lists the shared holder, 1 shared page" \
+		 "ps --json: lists segment 7's holder, 2 keyed pages" \
+		 "ps --json: command and user" \
+		 "ps --json: mapped = Total - Free, nothing unaccounted" \
+		 "ps --json: in_use is meminfo's, complete as root" \
+		 "ps: exit 0, a row for the private holder" "ps: a shared segment counted once"; do
+		not_ok "$t"
+	done
+	diag "$tmp/holdp" "$tmp/holds"
+fi
+stop_holder $hp
+stop_holder $hs
+expect "ps with an argument: exit 2" 2 "no arguments but --json" ps 5
 
 expect "share --attach: attaches the existing segment, reads its note" 0 \
 	"^it says: lpctl segment, created by pid $h7$" share 7 2p --attach

@@ -17,7 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +41,10 @@
 #define LPCTL_PRELOAD	"/usr/lib/liblargepage.so"
 #endif
 #define FALLBACK_ENV	"LARGEPAGE_FALLBACK"
+#ifndef LPCTL_CONFIG
+#define LPCTL_CONFIG	"/etc/largepage.conf"
+#endif
+#define NR_PAGES_PATH	"/sys/kernel/mm/largepage/nr_pages"
 
 #define HOLD_FOREVER	ULONG_MAX
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -48,17 +55,21 @@ static const char usage_text[] =
 "Look at and resize the large-page pool; map large pages to try them out.\n"
 "\n"
 "Commands:\n"
-"  status               page size, pool counters and keyed segments\n"
+"  status [--json]      page size, pool counters and keyed segments\n"
+"  ps [--json]          the processes that map large pages, and how many\n"
 "  resize +N|-N|=N      grow the pool by N pages, shrink it by N free pages,\n"
 "                       or set it to N pages (root only)\n"
+"  apply [FILE]         set the pool to the size in FILE (default\n"
+"                       " LPCTL_CONFIG "), as the boot service does\n"
 "  alloc SIZE [--shared] [--hold SECS]\n"
 "                       map SIZE of large pages (private unless --shared),\n"
 "                       touch them, print the address, hold, free them\n"
 "  share KEY SIZE [--mode MODE] [--create|--attach] [--excl] [--read-only]\n"
 "        [--hold SECS]  attach the keyed segment KEY, creating it when it\n"
 "                       does not exist (unless --attach); touch, hold, detach\n"
-"  explain [KEY]        say why you can or cannot get large pages (and\n"
-"                       attach segment KEY)\n"
+"  explain [--json] [KEY]\n"
+"                       say why you can or cannot get large pages (and\n"
+"                       attach segment KEY), and how the pool size is set\n"
 "  run [--fallback] -- PROGRAM [ARGS]\n"
 "                       run PROGRAM with liblargepage.so preloaded: its\n"
 "                       hugetlbfs requests get large pages (--fallback:\n"
@@ -173,6 +184,10 @@ struct segment {
 	unsigned long size;
 	unsigned int mode, uid, gid, cuid, cgid;
 	unsigned long nattch;
+	/* Kernels that list them (-1 otherwise): who and when, the inode. */
+	long cpid, lpid;
+	long long atime, dtime, ctime;
+	long long ino;
 };
 
 /*
@@ -195,9 +210,12 @@ static int read_segments(struct segment **list)
 
 		if (!lineno++)
 			continue;	/* the header */
-		if (sscanf(line, "%d %lu %o %u %u %u %u %lu", &s.key, &s.size,
-			   &s.mode, &s.uid, &s.gid, &s.cuid, &s.cgid,
-			   &s.nattch) != 8) {
+		s.cpid = s.lpid = -1;
+		s.atime = s.dtime = s.ctime = s.ino = -1;
+		if (sscanf(line, "%d %lu %o %u %u %u %u %lu %ld %ld %lld %lld %lld %lld",
+			   &s.key, &s.size, &s.mode, &s.uid, &s.gid, &s.cuid,
+			   &s.cgid, &s.nattch, &s.cpid, &s.lpid, &s.atime,
+			   &s.dtime, &s.ctime, &s.ino) < 8) {
 			line[strcspn(line, "\n")] = '\0';
 			say("%s: cannot parse line %d: %s", LP_SEGMENTS_PATH,
 			    lineno, line);
@@ -264,6 +282,62 @@ static void print_segments(long psize)
 		       segs[i].uid, segs[i].gid, segs[i].cuid, segs[i].cgid,
 		       segs[i].nattch);
 	free(segs);
+}
+
+/* ----------------------------------------------------------------- json */
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void json_str(const char *str)
+{
+	const unsigned char *c;
+
+	putchar('"');
+	for (c = (const unsigned char *)str; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			printf("\\%c", *c);
+		else if (*c < 0x20)
+			printf("\\u%04x", *c);
+		else
+			putchar(*c);
+	}
+	putchar('"');
+}
+
+/* "name": value pairs; sep is what comes before ("" for the first). */
+static void json_key(const char *sep, const char *name)
+{
+	fputs(sep, stdout);
+	json_str(name);
+	putchar(':');
+}
+
+static void json_long(const char *sep, const char *name, long long v)
+{
+	json_key(sep, name);
+	printf("%lld", v);
+}
+
+static void json_segment(const struct segment *g, long psize)
+{
+	json_long("{", "key", g->key);
+	json_long(",", "size", g->size);
+	json_long(",", "pages", psize > 0 ? (long long)(g->size / psize) : 0);
+	json_long(",", "mode", g->mode);
+	json_long(",", "uid", g->uid);
+	json_long(",", "gid", g->gid);
+	json_long(",", "cuid", g->cuid);
+	json_long(",", "cgid", g->cgid);
+	json_long(",", "nattch", g->nattch);
+	if (g->cpid >= 0) {
+		json_long(",", "cpid", g->cpid);
+		json_long(",", "lpid", g->lpid);
+		json_long(",", "atime", g->atime);
+		json_long(",", "dtime", g->dtime);
+		json_long(",", "ctime", g->ctime);
+	}
+	if (g->ino >= 0)
+		json_long(",", "ino", g->ino);
+	putchar('}');
 }
 
 /* -------------------------------------------------------------- parsing */
@@ -377,39 +451,113 @@ static int pool_or_explain(long *total, long *nfree)
 }
 
 /*
- * A count from /sys/kernel/mm/largepage (kernels that zero free pages in
- * the background), or -1.
+ * The pool's counts from /sys/kernel/mm/largepage/stat, all read by the
+ * kernel at one instant so that they add up; -1 for a count the kernel
+ * does not give. Returns 0, or -1 if there is no such file (then the
+ * totals come from /proc/meminfo and there is no split).
  */
-static long zeroing_count(const char *name)
+struct pool_stat {
+	long total, free, free_zeroed, free_unzeroed, lowmem;
+};
+
+static int pool_stat(struct pool_stat *st)
 {
-	char path[96];
-	long v = -1;
+	char name[32];
+	long v;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/kernel/mm/largepage/%s", name);
-	f = fopen(path, "re");
+	st->total = st->free = st->free_zeroed = st->free_unzeroed = -1;
+	st->lowmem = -1;
+	f = fopen("/sys/kernel/mm/largepage/stat", "re");
 	if (!f)
 		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
+	while (fscanf(f, "%31s %ld", name, &v) == 2) {
+		if (!strcmp(name, "total"))
+			st->total = v;
+		else if (!strcmp(name, "free"))
+			st->free = v;
+		else if (!strcmp(name, "free_zeroed"))
+			st->free_zeroed = v;
+		else if (!strcmp(name, "free_unzeroed"))
+			st->free_unzeroed = v;
+		else if (!strcmp(name, "lowmem"))
+			st->lowmem = v;
+	}
 	fclose(f);
-	return v;
+	return st->total >= 0 && st->free >= 0 ? 0 : -1;
+}
+
+/* --json as the only argument: 1; none: 0; anything else: -1. */
+static int json_flag(int argc, char **argv)
+{
+	if (argc == 1)
+		return 0;
+	if (argc == 2 && !strcmp(argv[1], "--json"))
+		return 1;
+	return -1;
+}
+
+/* status --json: the counts and the segments, one JSON object. */
+static int status_json(long psize, long total, long nfree,
+		       const struct pool_stat *st, int have_stat)
+{
+	struct segment *segs;
+	int i, n = read_segments(&segs);
+
+	json_long("{", "page_size", psize);
+	json_long(",", "total", total);
+	json_long(",", "free", nfree);
+	json_long(",", "in_use", total - nfree);
+	if (have_stat && st->free_zeroed >= 0) {
+		json_long(",", "free_zeroed", st->free_zeroed);
+		json_long(",", "free_unzeroed", st->free_unzeroed);
+	}
+	if (have_stat && st->lowmem >= 0)
+		json_long(",", "lowmem", st->lowmem);
+	json_key(",", "pse");
+	fputs(cpu_has_pse() ? "true" : "false", stdout);
+	json_key(",", "segments");
+	if (n < 0) {
+		fputs("null", stdout);
+	} else {
+		putchar('[');
+		for (i = 0; i < n; i++) {
+			if (i)
+				putchar(',');
+			json_segment(&segs[i], psize);
+		}
+		putchar(']');
+	}
+	fputs("}\n", stdout);
+	free(segs);
+	return EXIT_OK;
 }
 
 static int cmd_status(int argc, char **argv)
 {
-	long psize, total, nfree, zeroed, unzeroed;
 	char a[32], b[32], c[32], d[32];
+	struct pool_stat st;
+	long psize, total, nfree;
+	int have_stat, json;
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs("Usage: lpctl status\n", stdout);
+		fputs("Usage: lpctl status [--json]\n", stdout);
 		return EXIT_OK;
 	}
-	if (argc > 1)
-		return usage_error("status takes no arguments");
+	json = json_flag(argc, argv);
+	if (json < 0)
+		return usage_error("status takes no arguments but --json");
 	psize = page_size_or_explain();
 	if (psize < 0 || pool_or_explain(&total, &nfree))
 		return EXIT_FAIL;
+	/* One snapshot, when the kernel gives one: the lines add up. */
+	have_stat = !pool_stat(&st);
+	if (have_stat) {
+		total = st.total;
+		nfree = st.free;
+	}
+	if (json)
+		return status_json(psize, total, nfree, &st, have_stat);
 
 	printf("Large page size: %ld kB (%s)\n", psize / 1024,
 	       fmt_size(a, sizeof(a), psize));
@@ -417,20 +565,446 @@ static int cmd_status(int argc, char **argv)
 	       fmt_size(b, sizeof(b), (unsigned long long)total * psize));
 	printf("Pool free:       %ld pages (%s)\n", nfree,
 	       fmt_size(c, sizeof(c), (unsigned long long)nfree * psize));
-	zeroed = zeroing_count("free_zeroed_pages");
-	unzeroed = zeroing_count("free_unzeroed_pages");
-	if (zeroed >= 0 && unzeroed >= 0) {
-		printf("Free, zeroed:    %ld pages\n", zeroed);
-		printf("Free, to zero:   %ld pages%s\n", unzeroed,
-		       unzeroed ? " (largepage_zerod is on them)" : "");
+	if (have_stat && st.free_zeroed >= 0 && st.free_unzeroed >= 0) {
+		printf("Free, zeroed:    %ld pages\n", st.free_zeroed);
+		printf("Free, to zero:   %ld pages%s\n", st.free_unzeroed,
+		       st.free_unzeroed ? " (largepage_zerod is on them)" : "");
 	}
 	printf("Pool in use:     %ld pages (%s)\n", total - nfree,
 	       fmt_size(d, sizeof(d),
 			(unsigned long long)(total - nfree) * psize));
+	if (have_stat && st.lowmem >= 0)
+		printf("Pool in lowmem:  %ld pages\n", st.lowmem);
 	if (!cpu_has_pse())
 		printf("Note: this CPU has no large pages (no PSE): the pool stays empty.\n");
 	print_segments(psize);
 	return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------- ps */
+
+/* One process's large-page mappings, in pages. */
+struct lp_proc {
+	long pid;
+	unsigned int uid;
+	char comm[64];
+	unsigned long private_pages, shared_pages, keyed_pages;
+	int unreadable;		/* its smaps is not ours to read */
+	long status_kb;		/* its LargePages: line */
+};
+
+/* The segments seen so far, by inode: a shared one counts once. */
+struct lp_inode {
+	unsigned long long ino;
+	unsigned long pages;
+};
+
+struct ps_state {
+	long psize;
+	struct segment *segs;
+	int nsegs;
+	struct lp_inode *inodes;
+	size_t ninodes;
+	unsigned long mapped;	/* pages, each segment once */
+};
+
+/* The LargePages: kB of /proc/PID/status and its real uid; -1 if none. */
+static long proc_status(long pid, unsigned int *uid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Uid:", 4))
+			sscanf(line + 4, "%u", uid);
+		else if (sscanf(line, "LargePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+static int keyed_ino(const struct ps_state *ps, unsigned long long ino)
+{
+	int i;
+
+	for (i = 0; i < ps->nsegs; i++)
+		if (ps->segs[i].ino >= 0 &&
+		    (unsigned long long)ps->segs[i].ino == ino)
+			return 1;
+	return 0;
+}
+
+/* Count a mapping of segment ino (pages) once across all processes. */
+static void count_inode(struct ps_state *ps, unsigned long long ino,
+			unsigned long pages)
+{
+	struct lp_inode *more;
+	size_t i;
+
+	for (i = 0; i < ps->ninodes; i++)
+		if (ps->inodes[i].ino == ino)
+			return;
+	more = realloc(ps->inodes, (ps->ninodes + 1) * sizeof(*more));
+	if (!more)
+		return;
+	ps->inodes = more;
+	ps->inodes[ps->ninodes].ino = ino;
+	ps->inodes[ps->ninodes++].pages = pages;
+	ps->mapped += pages;
+}
+
+/*
+ * Sort pid's [largepage] vmas from /proc/PID/smaps: private (VmFlags
+ * dc: get_large_pages(MAP_PRIVATE)), keyed (its inode is a listed
+ * segment's) or shared (get_large_pages(MAP_SHARED)). -1 if unreadable.
+ */
+static int proc_mappings(struct ps_state *ps, struct lp_proc *p)
+{
+	char path[64], line[512], name[256];
+	unsigned long start, end, pages = 0;
+	unsigned long long ino = 0;
+	int ours = 0, fields;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/smaps", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		name[0] = '\0';
+		/* A vma's first line: start-end perms offset dev inode [path]. */
+		fields = sscanf(line, "%lx-%lx %*s %*s %*s %llu %255s", &start,
+				&end, &ino, name);
+		if (fields >= 3) {
+			ours = !strcmp(name, "[largepage]");
+			pages = ps->psize > 0 ? (end - start) / ps->psize : 0;
+			continue;
+		}
+		if (!ours || strncmp(line, "VmFlags:", 8))
+			continue;
+		ours = 0;
+		if (strstr(line, " dc"))
+			p->private_pages += pages;
+		else if (keyed_ino(ps, ino))
+			p->keyed_pages += pages;
+		else
+			p->shared_pages += pages;
+		count_inode(ps, ino, pages);
+	}
+	fclose(f);
+	return 0;
+}
+
+static int proc_cmp(const void *a, const void *b)
+{
+	const struct lp_proc *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Every process with a non-zero LargePages: line, sorted by PID. */
+static int read_procs(struct ps_state *ps, struct lp_proc **out)
+{
+	struct lp_proc *procs = NULL, p, *more;
+	struct dirent *e;
+	int n = 0;
+	DIR *d = opendir("/proc");
+
+	*out = NULL;
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300];
+		FILE *f;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		memset(&p, 0, sizeof(p));
+		p.pid = atol(e->d_name);
+		p.status_kb = proc_status(p.pid, &p.uid);
+		if (p.status_kb <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", p.pid);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(p.comm, sizeof(p.comm), f))
+				p.comm[strcspn(p.comm, "\n")] = '\0';
+			fclose(f);
+		}
+		p.unreadable = proc_mappings(ps, &p) != 0;
+		more = realloc(procs, (n + 1) * sizeof(*procs));
+		if (!more)
+			break;
+		procs = more;
+		procs[n++] = p;
+	}
+	closedir(d);
+	if (n)
+		qsort(procs, n, sizeof(*procs), proc_cmp);
+	*out = procs;
+	return n;
+}
+
+/*
+ * The name of uid from /etc/passwd, else the number. lpctl is static:
+ * getpwuid() would need the NSS modules of the glibc it was built with.
+ */
+static const char *user_name(unsigned int uid, char *buf, size_t size)
+{
+	char line[512], *pw, *id, *end;
+	FILE *f = fopen("/etc/passwd", "re");
+
+	snprintf(buf, size, "%u", uid);
+	/* name:password:uid:... (the password field may be empty) */
+	while (f && fgets(line, sizeof(line), f)) {
+		pw = strchr(line, ':');
+		id = pw ? strchr(pw + 1, ':') : NULL;
+		if (!id)
+			continue;
+		*pw = '\0';
+		if (strtoul(id + 1, &end, 10) == uid && end > id + 1 &&
+		    *end == ':') {
+			snprintf(buf, size, "%.*s", (int)size - 1, line);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+static int cmd_ps(int argc, char **argv)
+{
+	struct ps_state ps = { 0 };
+	struct lp_proc *procs;
+	long total, nfree, in_use;
+	int i, n, json, unreadable = 0;
+	char ubuf[64];
+
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs("Usage: lpctl ps [--json]\n"
+		      "List the processes that map large pages, private, shared and keyed.\n",
+		      stdout);
+		return EXIT_OK;
+	}
+	json = json_flag(argc, argv);
+	if (json < 0)
+		return usage_error("ps takes no arguments but --json");
+	ps.psize = page_size_or_explain();
+	if (ps.psize < 0 || pool_or_explain(&total, &nfree))
+		return EXIT_FAIL;
+	ps.nsegs = read_segments(&ps.segs);
+	if (ps.nsegs < 0)
+		ps.nsegs = 0;
+	n = read_procs(&ps, &procs);
+	if (n < 0) {
+		say("cannot read /proc: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	in_use = total - nfree;
+	for (i = 0; i < n; i++)
+		unreadable += procs[i].unreadable;
+
+	if (json) {
+		json_long("{", "page_size", ps.psize);
+		json_key(",", "processes");
+		putchar('[');
+		for (i = 0; i < n; i++) {
+			json_long(i ? ",{" : "{", "pid", procs[i].pid);
+			json_long(",", "uid", procs[i].uid);
+			json_key(",", "user");
+			json_str(user_name(procs[i].uid, ubuf, sizeof(ubuf)));
+			json_key(",", "command");
+			json_str(procs[i].comm);
+			json_long(",", "pages",
+				  procs[i].status_kb * 1024LL / ps.psize);
+			if (!procs[i].unreadable) {
+				json_long(",", "private", procs[i].private_pages);
+				json_long(",", "shared", procs[i].shared_pages);
+				json_long(",", "keyed", procs[i].keyed_pages);
+			}
+			putchar('}');
+		}
+		putchar(']');
+		json_long(",", "mapped", ps.mapped);
+		json_long(",", "in_use", in_use);
+		json_key(",", "complete");
+		fputs(unreadable ? "false" : "true", stdout);
+		fputs("}\n", stdout);
+	} else {
+		printf("%7s %-10s %8s %8s %8s %s\n", "PID", "USER", "PRIVATE",
+		       "SHARED", "KEYED", "COMMAND");
+		for (i = 0; i < n; i++) {
+			if (procs[i].unreadable)
+				printf("%7ld %-10s %8s %8s %8s %s (%lld pages)\n",
+				       procs[i].pid,
+				       user_name(procs[i].uid, ubuf, sizeof(ubuf)),
+				       "?", "?", "?", procs[i].comm,
+				       procs[i].status_kb * 1024LL / ps.psize);
+			else
+				printf("%7ld %-10s %8lu %8lu %8lu %s\n",
+				       procs[i].pid,
+				       user_name(procs[i].uid, ubuf, sizeof(ubuf)),
+				       procs[i].private_pages,
+				       procs[i].shared_pages,
+				       procs[i].keyed_pages, procs[i].comm);
+		}
+		printf("Mapped:          %lu pages (a shared segment counted once)\n",
+		       ps.mapped);
+		printf("Pool in use:     %ld pages\n", in_use);
+		if (unreadable)
+			printf("Note: %d processes not ours to look into: run as root to see every mapping.\n",
+			       unreadable);
+		else if (in_use != (long)ps.mapped)
+			printf("Not mapped:      %ld pages (pinned by I/O in flight, or being freed)\n",
+			       in_use - (long)ps.mapped);
+	}
+	free(procs);
+	free(ps.segs);
+	free(ps.inodes);
+	return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- apply */
+
+/* s without leading and trailing blanks, in place. */
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		end--;
+	*end = '\0';
+	return s;
+}
+
+/*
+ * The pool size in a configuration file: "pool = N" (pages) or
+ * "pool = SIZE" (3G, 512M, ...: a multiple of the large page size).
+ * Comments (#) and blank lines are ignored; the last pool line counts.
+ * 0 and *pages (-1 if the file sets no size), or -1 after saying why.
+ */
+static int read_config(const char *file, long psize, long *pages)
+{
+	char line[256], *key, *val;
+	int lineno = 0, found = 0;
+	unsigned long len;
+	FILE *f = fopen(file, "re");
+
+	if (!f) {
+		say("cannot read %s: %s", file, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		line[strcspn(line, "#\n")] = '\0';
+		key = trim(line);
+		if (!*key)
+			continue;
+		val = strchr(key, '=');
+		if (!val)
+			goto bad;
+		*val++ = '\0';
+		key = trim(key);
+		val = trim(val);
+		if (strcmp(key, "pool"))
+			goto bad;
+		if (*val && strspn(val, "0123456789") == strlen(val)) {
+			if (parse_long(val, 0, INT_MAX, pages))
+				goto bad_size;
+		} else if (!parse_size(val, psize, &len)) {
+			*pages = len / psize;
+		} else {
+			goto bad_size;
+		}
+		found = 1;
+	}
+	fclose(f);
+	if (!found)
+		*pages = -1;
+	return 0;
+bad_size:
+	fclose(f);
+	say("%s:%d: bad pool size '%s' (pages, or a size such as 3G)", file,
+	    lineno, val);
+	return -1;
+bad:
+	fclose(f);
+	say("%s:%d: expected 'pool = PAGES' or 'pool = SIZE' (such as 3G)",
+	    file, lineno);
+	return -1;
+}
+
+/* Make the pool pages big: through nr_pages where the kernel has it. */
+static int set_pool(long pages, long before)
+{
+	char buf[32];
+	FILE *f = fopen(NR_PAGES_PATH, "we");
+
+	if (!f)
+		return errno == ENOENT ? lp_resize(pages - before) : -1;
+	snprintf(buf, sizeof(buf), "%ld\n", pages);
+	if (fputs(buf, f) == EOF) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f) ? -1 : 0;
+}
+
+static int cmd_apply(int argc, char **argv)
+{
+	const char *file = argc > 1 ? argv[1] : LPCTL_CONFIG;
+	long psize, want, before, after, nfree;
+	char sz[32];
+
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs("Usage: lpctl apply [FILE]\n"
+		      "Set the pool to the size in FILE (default " LPCTL_CONFIG ").\n",
+		      stdout);
+		return EXIT_OK;
+	}
+	if (argc > 2)
+		return usage_error("apply takes at most a FILE");
+	psize = page_size_or_explain();
+	if (psize < 0 || read_config(file, psize, &want) ||
+	    pool_or_explain(&before, NULL))
+		return EXIT_FAIL;
+	if (want < 0) {
+		printf("%s sets no pool size ('pool = N'): the pool stays at %ld pages\n",
+		       file, before);
+		return EXIT_OK;
+	}
+	if (want != before && set_pool(want, before)) {
+		int err = errno;
+
+		if (err == EPERM || err == EACCES)
+			say("only root can resize the pool");
+		else if (!explain_unsupported(err))
+			say("cannot resize the pool: %s", strerror(err));
+		return EXIT_FAIL;
+	}
+	if (pool_or_explain(&after, &nfree))
+		return EXIT_FAIL;
+	printf("pool: %ld -> %ld pages (%s each), %s asks for %ld\n", before,
+	       after, fmt_size(sz, sizeof(sz), psize), file, want);
+	if (after == want)
+		return EXIT_OK;
+	if (after < want)
+		say("the pool could only grow to %ld pages: the kernel found no more free memory for large pages",
+		    after);
+	else
+		say("the pool could only shrink to %ld pages: %ld pages are in use",
+		    after, after - nfree);
+	return EXIT_FAIL;
 }
 
 /* --------------------------------------------------------------- resize */
@@ -464,7 +1038,8 @@ static int cmd_resize(int argc, char **argv)
 		delta = *arg == '-' ? -n : n;
 	target = before + delta;	/* < 0: more than the pool has */
 
-	if (delta && lp_resize(delta)) {
+	/* =N through nr_pages: one step, no window for another resize. */
+	if (delta && (*arg == '=' ? set_pool(n, before) : lp_resize(delta))) {
 		int err = errno;
 
 		if (err == EPERM || err == EACCES)
@@ -890,75 +1465,172 @@ static int explain_segment(long key, long psize)
 	return -1;
 }
 
+/* The N of largepages=N on the kernel command line, or -1. */
+static long long cmdline_pages(char *text, size_t size)
+{
+	char line[4096], *q;
+	long long n = -1;
+	FILE *f = fopen("/proc/cmdline", "re");
+
+	text[0] = '\0';
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f)) {
+		for (q = strstr(line, "largepages="); q; q = strstr(q + 1, "largepages="))
+			if (q == line || q[-1] == ' ')
+				break;
+		if (q) {
+			q[strcspn(q, " \n")] = '\0';
+			snprintf(text, size, "%.*s", (int)size - 1, q);
+			n = strtoll(q + strlen("largepages="), NULL, 0);
+		}
+	}
+	fclose(f);
+	return n;
+}
+
 static int cmd_explain(int argc, char **argv)
 {
-	long psize, total = 0, nfree = 0, key = 0;
-	int bad = 0, err;
+	long psize, total = 0, nfree = 0, key = 0, conf_pages = -1;
+	int bad = 0, err = 0, json = 0, i, unlimited = 0;
+	long long boot;
 	struct rlimit rl;
-	char a[32], b[32];
+	char a[32], b[32], boot_text[128];
+	const char *lock_how = NULL;
+	long long lock_bytes = -1;
 	void *p;
 
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs("Usage: lpctl explain [KEY]\n"
-		      "Say why you can or cannot get large pages, and attach segment KEY.\n",
-		      stdout);
-		return EXIT_OK;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs("Usage: lpctl explain [--json] [KEY]\n"
+			      "Say why you can or cannot get large pages, and attach segment KEY,\n"
+			      "and how the pool's size is set.\n",
+			      stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (key || parse_long(argv[i], 1, INT_MAX, &key))
+			return usage_error("bad key '%s' (a positive integer)", argv[i]);
 	}
-	if (argc > 2)
-		return usage_error("explain takes at most a KEY");
-	if (argc == 2 && parse_long(argv[1], 1, INT_MAX, &key))
-		return usage_error("bad key '%s' (a positive integer)", argv[1]);
 
 	/* The kernel: ENOSYS without the patch or CONFIG_LARGE_PAGE. */
 	if (syscall(__NR_free_large_pages, 0UL) == -1 && errno == ENOSYS) {
-		printf("Kernel:          no large pages (ENOSYS): not built with CONFIG_LARGE_PAGE\n");
+		if (json)
+			fputs("{\"kernel\":false}\n", stdout);
+		else
+			printf("Kernel:          no large pages (ENOSYS): not built with CONFIG_LARGE_PAGE\n");
 		return EXIT_FAIL;
 	}
-	printf("Kernel:          has large pages (CONFIG_LARGE_PAGE)\n");
 	if (!cpu_has_pse()) {
-		printf("Processor:       no PSE: every large-page call gives EINVAL, the pool stays empty\n");
+		if (json)
+			fputs("{\"kernel\":true,\"pse\":false}\n", stdout);
+		else
+			printf("Kernel:          has large pages (CONFIG_LARGE_PAGE)\n"
+			       "Processor:       no PSE: every large-page call gives EINVAL, the pool stays empty\n");
 		return EXIT_FAIL;
 	}
-	printf("Processor:       has PSE\n");
 	psize = lp_page_size();
 	if (psize < 0 || lp_pool(&total, &nfree)) {
-		printf("Pool:            cannot read /proc/meminfo: %s\n",
-		       strerror(errno));
+		say("cannot read the pool from /proc/meminfo: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
-	printf("Large page size: %s\n", fmt_size(a, sizeof(a), psize));
-	printf("Pool:            %ld pages, %ld free%s\n", total, nfree,
-	       !total ? " (empty: boot with largepages=N, or lpctl resize +N)" :
-	       !nfree ? " (all in use)" : "");
+	boot = cmdline_pages(boot_text, sizeof(boot_text));
+	if (!access(LPCTL_CONFIG, R_OK) && read_config(LPCTL_CONFIG, psize, &conf_pages))
+		conf_pages = -2;	/* there, but wrong: read_config said why */
 
 	if (!geteuid() || has_cap_ipc_lock()) {
-		printf("Locked memory:   no limit (%s)\n",
-		       geteuid() ? "CAP_IPC_LOCK" : "root");
+		unlimited = 1;
+		lock_how = geteuid() ? "CAP_IPC_LOCK" : "root";
 	} else if (getrlimit(RLIMIT_MEMLOCK, &rl)) {
-		printf("Locked memory:   cannot read RLIMIT_MEMLOCK: %s\n",
-		       strerror(errno));
+		lock_how = "unknown";
 	} else if (rl.rlim_cur == RLIM_INFINITY) {
-		printf("Locked memory:   RLIMIT_MEMLOCK unlimited\n");
+		unlimited = 1;
+		lock_how = "RLIMIT_MEMLOCK unlimited";
 	} else {
-		printf("Locked memory:   RLIMIT_MEMLOCK %s: %s\n",
-		       fmt_size(a, sizeof(a), rl.rlim_cur),
-		       !rl.rlim_cur ? "none allowed, calls give EPERM (raise ulimit -l)" :
-		       rl.rlim_cur < (unsigned long)psize ?
-		       "less than one large page, calls give ENOMEM (raise ulimit -l)" :
-		       "enough for a large page");
+		lock_bytes = rl.rlim_cur;
+		lock_how = "RLIMIT_MEMLOCK";
 	}
 
 	/* The proof: map one page and give it back. */
 	p = lp_alloc(psize, PROT_READ, MAP_PRIVATE);
-	err = errno;
-	if (p) {
+	if (p)
 		lp_free(p);
+	else
+		err = errno;
+	bad = !p;
+
+	if (json) {
+		json_key("{", "kernel");
+		fputs("true", stdout);
+		json_key(",", "pse");
+		fputs("true", stdout);
+		json_long(",", "page_size", psize);
+		json_long(",", "total", total);
+		json_long(",", "free", nfree);
+		json_key(",", "boot_parameter");
+		if (boot >= 0)
+			printf("%lld", boot);
+		else
+			fputs("null", stdout);
+		json_key(",", "config");
+		json_str(LPCTL_CONFIG);
+		json_key(",", "config_pages");
+		if (conf_pages >= 0)
+			printf("%ld", conf_pages);
+		else
+			fputs("null", stdout);
+		json_key(",", "memlock_unlimited");
+		fputs(unlimited ? "true" : "false", stdout);
+		json_long(",", "memlock_bytes", lock_bytes);
+		json_key(",", "probe_ok");
+		fputs(p ? "true" : "false", stdout);
+		json_key(",", "probe_error");
+		if (p)
+			fputs("null", stdout);
+		else
+			json_str(strerror(err));
+		fputs("}\n", stdout);
+		return bad ? EXIT_FAIL : EXIT_OK;
+	}
+
+	printf("Kernel:          has large pages (CONFIG_LARGE_PAGE)\n");
+	printf("Processor:       has PSE\n");
+	printf("Large page size: %s\n", fmt_size(a, sizeof(a), psize));
+	printf("Pool:            %ld pages, %ld free%s\n", total, nfree,
+	       !total ? " (empty: boot with largepages=N, or lpctl resize +N)" :
+	       !nfree ? " (all in use)" : "");
+	if (boot >= 0)
+		printf("Set at boot by:  %s on the kernel command line\n", boot_text);
+	else
+		printf("Set at boot by:  the default, a quarter of RAM (no largepages= on the command line)\n");
+	if (conf_pages >= 0)
+		printf("Kept by:         %s asks for %ld pages (lpctl apply, run at boot by largepage.service)%s\n",
+		       LPCTL_CONFIG, conf_pages,
+		       conf_pages == total ? "" : "; the pool differs now");
+	else if (conf_pages == -2)
+		printf("Kept by:         %s, which lpctl cannot read (see above)\n",
+		       LPCTL_CONFIG);
+	else
+		printf("Kept by:         nothing: to keep a size across reboots, put 'pool = N' (pages) or 'pool = 3G' in %s\n",
+		       LPCTL_CONFIG);
+
+	if (unlimited)
+		printf("Locked memory:   no limit (%s)\n", lock_how);
+	else if (lock_bytes < 0)
+		printf("Locked memory:   cannot read RLIMIT_MEMLOCK\n");
+	else
+		printf("Locked memory:   RLIMIT_MEMLOCK %s: %s\n",
+		       fmt_size(a, sizeof(a), lock_bytes),
+		       !lock_bytes ? "none allowed, calls give EPERM (raise ulimit -l)" :
+		       lock_bytes < psize ?
+		       "less than one large page, calls give ENOMEM (raise ulimit -l)" :
+		       "enough for a large page");
+	if (p)
 		printf("Probe:           mapped and freed one large page: you can get large pages\n");
-	} else {
+	else
 		printf("Probe:           get_large_pages() of %s: %s\n",
 		       fmt_size(b, sizeof(b), psize), strerror(err));
-		bad = 1;
-	}
 	if (key && explain_segment(key, psize))
 		bad = 1;
 	return bad ? EXIT_FAIL : EXIT_OK;
@@ -1026,7 +1698,9 @@ int main(int argc, char **argv)
 		int (*fn)(int argc, char **argv);
 	} cmds[] = {
 		{ "status", cmd_status },
+		{ "ps", cmd_ps },
 		{ "resize", cmd_resize },
+		{ "apply", cmd_apply },
 		{ "alloc", cmd_alloc },
 		{ "share", cmd_share },
 		{ "explain", cmd_explain },
