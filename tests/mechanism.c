@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The mechanism itself, as SPEC.md fixes it: the system call numbers
+ * (1000-1003, called by number), the large page size of each flavour
+ * (2 MiB with PAE, 4 MiB without), and that a mapping is made of large
+ * entries: mapping and touching 32 large pages adds no page tables
+ * (VmPTE), where the same amount of normal memory adds one 4 KiB page
+ * table per large page's worth, measured the same way in the same run.
+ */
+#include <sys/utsname.h>
+#include "lp.h"
+
+#define RW (PROT_READ | PROT_WRITE)
+#define NPAGES 32
+
+/* lpflavour= on the kernel command line (scripts/boot sets it), or "". */
+static const char *flavour(void)
+{
+	static char buf[1024], name[32];
+	char *p;
+	int fd = open("/proc/cmdline", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return "";
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return "";
+	buf[n] = 0;
+	p = strstr(buf, "lpflavour=");
+	if (!p)
+		return "";
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(p + 10, " \n"),
+		 p + 10);
+	return name;
+}
+
+TEST(syscall_numbers_are_1000_to_1003)
+{
+	unsigned long lp = lp_size();
+	long r;
+
+	/* The uapi header agrees with SPEC.md... */
+	EXPECT_EQ(__NR_get_large_pages, 1000);
+	EXPECT_EQ(__NR_free_large_pages, 1001);
+	EXPECT_EQ(__NR_share_large_pages, 1002);
+	EXPECT_EQ(__NR_unshare_large_pages, 1003);
+	/* ...and so does the kernel, called by number. */
+	r = syscall(1000, 0UL, lp, RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_EQ(lp_nfree(), lp_total() - 1);
+	EXPECT_EQ(syscall(1001, (unsigned long)r), 0);
+	r = syscall(1002, 9401, 0UL, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_TRUE(lp_key_absent(9402, lp));
+	EXPECT_EQ(syscall(1003, (unsigned long)r), 0);
+	EXPECT_TRUE(lp_key_absent(9401, lp));
+	/* Neighbours are not ours. */
+	EXPECT_ERRNO(syscall(999, 0UL, 0UL, 0UL, 0UL), ENOSYS);
+	EXPECT_ERRNO(syscall(1004, 0UL, 0UL, 0UL, 0UL), ENOSYS);
+}
+
+TEST(large_page_size_is_the_flavours)
+{
+	const char *f = flavour();
+	long kb = meminfo("LargePageSize:");
+
+	TH_LOG("flavour '%s', LargePageSize %ld kB", f, kb);
+	ASSERT_TRUE(*f != 0);
+	if (!strcmp(f, "pae") || !strncmp(f, "deb-686-pae", 11))
+		EXPECT_EQ(kb, 2048);
+	else if (!strcmp(f, "nopae") || !strcmp(f, "deb-686"))
+		EXPECT_EQ(kb, 4096);
+	else
+		HARNESS_FAIL(0);
+	EXPECT_EQ(lp_size(), (unsigned long)kb * 1024);
+}
+
+/*
+ * This process's page tables, in kB: VmPTE of /proc/self/status, exact
+ * for one mm (meminfo's PageTables lags by the per-CPU counter batches).
+ */
+static long page_tables(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPTE: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* Write a byte into every 4 KiB page of [p, p + len). */
+static void touch(char *p, unsigned long len)
+{
+	unsigned long off;
+
+	for (off = 0; off < len; off += 4096)
+		p[off] = 1;
+}
+
+/*
+ * In a child, so that nothing else of this process changes its page
+ * tables meanwhile; it reports the two growths in kB through a pipe.
+ */
+static void measure(void *arg)
+{
+	int *fds = arg;
+	unsigned long lp = lp_size(), len = NPAGES * lp;
+	long before, large, normal, r;
+	char *anon;
+
+	before = page_tables();
+	r = lp_get(0, len, RW, MAP_PRIVATE);
+	if (!LP_OK(r))
+		_exit(1);
+	touch(LP_PTR(r), len);
+	large = page_tables() - before;
+	if (lp_free(r))
+		_exit(2);
+
+	anon = mmap(NULL, len, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (anon == MAP_FAILED)
+		_exit(3);
+	madvise(anon, len, MADV_NOHUGEPAGE);
+	before = page_tables();
+	touch(anon, len);
+	normal = page_tables() - before;
+	munmap(anon, len);
+	if (write(fds[1], &large, sizeof(large)) != sizeof(large) ||
+	    write(fds[1], &normal, sizeof(normal)) != sizeof(normal))
+		_exit(4);
+	_exit(0);
+}
+
+TEST(large_mappings_add_no_page_tables)
+{
+	long large = -1, normal = -1;
+	int fds[2], st;
+
+	ASSERT_GE(lp_nfree(), NPAGES);
+	ASSERT_EQ(pipe(fds), 0);
+	st = run_child(measure, fds);
+	ASSERT_TRUE(CHILD_EXITED(st, 0));
+	ASSERT_EQ(read(fds[0], &large, sizeof(large)), sizeof(large));
+	ASSERT_EQ(read(fds[0], &normal, sizeof(normal)), sizeof(normal));
+	close(fds[0]);
+	close(fds[1]);
+	TH_LOG("%d large pages touched: PageTables +%ld kB; the same in normal pages: +%ld kB",
+	       NPAGES, large, normal);
+	/* 4 KiB entries for the same range: one page table a large page. */
+	EXPECT_GE(normal, NPAGES * 4);
+	/* Large entries: no page table at all (PAE's pmds are preallocated). */
+	EXPECT_EQ(large, 0);
+}
