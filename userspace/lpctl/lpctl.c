@@ -20,7 +20,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -303,7 +302,7 @@ static void json_str(const char *str)
 	putchar('"');
 }
 
-/* "name": value pairs; sep is what comes before ("" for the first). */
+/* A "name": pair of a JSON object; sep goes first ("{" or ","). */
 static void json_key(const char *sep, const char *name)
 {
 	fputs(sep, stdout);
