@@ -173,19 +173,7 @@ TEST(nr_pages_racing_numlargepages_ends_exact)
 /* The LargePages: line (kB) of /proc/PID/status; -1 if there is none. */
 static long status_largepages(pid_t pid)
 {
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "LargePages: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return status_kb(pid, "LargePages:");
 }
 
 TEST(status_largepages_counts_private_shared_and_keyed)

@@ -152,6 +152,32 @@ static inline int run_child(void (*fn)(void *), void *arg)
 #define CHILD_EXITED(st, code) \
 	({ int __st = (st); WIFEXITED(__st) && WEXITSTATUS(__st) == (code); })
 
+/*
+ * The kB of a "Key: N kB" line of /proc/PID/status (0: this process),
+ * such as LargePages: or VmPTE:; -1 if there is no such line.
+ */
+static inline long status_kb(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t len = strlen(key);
+	long kb = -1;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) &&
+		    sscanf(line + len, " %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 /* Become an unprivileged user (nobody) for the rest of the process. */
 static inline void become_nobody(void)
 {

@@ -83,17 +83,7 @@ TEST(large_page_size_is_the_flavours)
  */
 static long page_tables(void)
 {
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPTE: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return status_kb(0, "VmPTE:");
 }
 
 /* Write a byte into every 4 KiB page of [p, p + len). */

@@ -943,6 +943,16 @@ bad:
 	return -1;
 }
 
+/* Why a resize the kernel refused failed; EXIT_FAIL. */
+static int resize_failed(int err)
+{
+	if (err == EPERM || err == EACCES)
+		say("only root can resize the pool");
+	else if (!explain_unsupported(err))
+		say("cannot resize the pool: %s", strerror(err));
+	return EXIT_FAIL;
+}
+
 /* Make the pool pages big: through nr_pages where the kernel has it. */
 static int set_pool(long pages, long before)
 {
@@ -983,13 +993,7 @@ static int cmd_apply(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (want != before && set_pool(want, before)) {
-		int err = errno;
-
-		if (err == EPERM || err == EACCES)
-			say("only root can resize the pool");
-		else if (!explain_unsupported(err))
-			say("cannot resize the pool: %s", strerror(err));
-		return EXIT_FAIL;
+		return resize_failed(errno);
 	}
 	if (pool_or_explain(&after, &nfree))
 		return EXIT_FAIL;
@@ -1039,13 +1043,7 @@ static int cmd_resize(int argc, char **argv)
 
 	/* =N through nr_pages: one step, no window for another resize. */
 	if (delta && (*arg == '=' ? set_pool(n, before) : lp_resize(delta))) {
-		int err = errno;
-
-		if (err == EPERM || err == EACCES)
-			say("only root can resize the pool");
-		else if (!explain_unsupported(err))
-			say("cannot resize the pool: %s", strerror(err));
-		return EXIT_FAIL;
+		return resize_failed(errno);
 	}
 	if (pool_or_explain(&after, &nfree))
 		return EXIT_FAIL;
