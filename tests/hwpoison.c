@@ -21,7 +21,6 @@
 #define RW (PROT_READ | PROT_WRITE)
 #define KPAGEFLAGS "/proc/kpageflags"
 #define KPAGECOUNT "/proc/kpagecount"
-#define DEBUGFS "/sys/kernel/debug"
 #define CORRUPT_PFN DEBUGFS "/hwpoison/corrupt-pfn"
 #define MEMERR "largepage: memory error in pfn"
 
@@ -185,10 +184,9 @@ static void poison(unsigned long pfn)
 	int r;
 
 	if (access(CORRUPT_PFN, F_OK)) {
-		if (mount("debugfs", DEBUGFS, "debugfs", 0, NULL) &&
-		    errno != EBUSY)
-			TH_LOG("mount debugfs on %s: %s", DEBUGFS,
-			       strerror(errno));
+		r = lp_debugfs();
+		if (r)
+			TH_LOG("mount debugfs on %s: %s", DEBUGFS, strerror(-r));
 		if (access(CORRUPT_PFN, F_OK))
 			TH_LOG("%s: %s (the kernel has CONFIG_HWPOISON_INJECT=y)",
 			       CORRUPT_PFN, strerror(errno));

@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -86,6 +88,21 @@ static inline int write_text(const char *path, const char *text)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/* debugfs at its usual place, mounted if it is not (0, or -errno). */
+#define DEBUGFS "/sys/kernel/debug"
+static inline int lp_debugfs(void)
+{
+	struct stat st, up;
+
+	if (stat(DEBUGFS, &st) || stat("/sys/kernel", &up))
+		return -errno;
+	if (st.st_dev != up.st_dev)
+		return 0;
+	if (mount("debugfs", DEBUGFS, "debugfs", 0, NULL) && errno != EBUSY)
+		return -errno;
+	return 0;
 }
 
 #define NUMLARGEPAGES "/proc/sys/kernel/numlargepages"

@@ -6,6 +6,7 @@
  * entries: mapping and touching 32 large pages adds no page tables
  * (VmPTE), where the same amount of normal memory adds one 4 KiB page
  * table per large page's worth, measured the same way in the same run.
+ * The kernel's page-table dump shows each mapping as large entries.
  */
 #include <sys/utsname.h>
 #include "lp.h"
@@ -148,4 +149,113 @@ TEST(large_mappings_add_no_page_tables)
 	EXPECT_GE(normal, NPAGES * 4);
 	/* Large entries: no page table at all (PAE's pmds are preallocated). */
 	EXPECT_EQ(large, 0);
+}
+
+/*
+ * The kernel's own page-table dump (CONFIG_PTDUMP_DEBUGFS): every line
+ * of current_kernel that meets [addr, addr + len) must be a present
+ * user entry at pmd level with PSE set (a 2 MiB PMD with PAE, a 4 MiB
+ * PDE without: the folded pmd is the pgd entry), writable as asked, and
+ * the lines must cover the whole range. Entries are made when the range
+ * is mapped: it is checked before anything touches it. Returns the
+ * number of defects, each logged.
+ */
+#define PTDUMP DEBUGFS "/page_tables/current_kernel"
+
+static int ptdump_check(unsigned long addr, unsigned long len, int rw)
+{
+	unsigned long start, end, covered = addr;
+	char line[256];
+	int bad = 0;
+	FILE *f = fopen(PTDUMP, "r");
+
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "0x%lx-0x%lx", &start, &end) != 2)
+			continue;
+		if (!end)	/* the last line ends at the top, 2^32 */
+			end = ~0UL;
+		if (end <= addr || start >= addr + len)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (start > covered) {
+			TH_LOG("0x%lx-0x%lx: not in the dump", covered, start);
+			bad++;
+		}
+		if (end > covered)
+			covered = end;
+		if (!strstr(line, " USR ") || !strstr(line, rw ? " RW " : " ro ") ||
+		    !strstr(line, " PSE ") ||
+		    strcmp(line + strlen(line) - 4, " pmd")) {
+			TH_LOG("not a %s large entry: '%s'", rw ? "writable" : "read-only",
+			       line);
+			bad++;
+		}
+	}
+	fclose(f);
+	if (covered < addr + len) {
+		TH_LOG("0x%lx-0x%lx: not in the dump", covered, addr + len);
+		bad++;
+	}
+	return bad;
+}
+
+/* Nothing of [addr, addr + len) is present in the dump any more. */
+static int ptdump_gone(unsigned long addr, unsigned long len)
+{
+	unsigned long start, end;
+	char line[256];
+	int bad = 0;
+	FILE *f = fopen(PTDUMP, "r");
+
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "0x%lx-0x%lx", &start, &end) != 2)
+			continue;
+		if (!end)
+			end = ~0UL;
+		if (end <= addr || start >= addr + len)
+			continue;
+		if (strstr(line, " USR ")) {
+			TH_LOG("still mapped after the free: %s", line);
+			bad++;
+		}
+	}
+	fclose(f);
+	return bad;
+}
+
+TEST(large_entries_in_the_kernels_page_table_dump)
+{
+	unsigned long lp = lp_size();
+	long priv, ro, shared;
+
+	if (lp_debugfs() || access(PTDUMP, R_OK))
+		SKIP("no %s: the kernel lacks CONFIG_PTDUMP_DEBUGFS", PTDUMP);
+	ASSERT_GE(lp_nfree(), 6);
+	priv = lp_get(0, 3 * lp, RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(priv));
+	ro = lp_get(0, lp, PROT_READ, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(ro));
+	shared = lp_share(9411, 0, 2 * lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+	ASSERT_TRUE(LP_OK(shared));
+
+	EXPECT_EQ(ptdump_check(priv, 3 * lp, 1), 0);
+	EXPECT_EQ(ptdump_check(ro, lp, 0), 0);
+	EXPECT_EQ(ptdump_check(shared, 2 * lp, 1), 0);
+	/* Touching changes nothing: no fault splits or refills an entry. */
+	touch(LP_PTR(priv), 3 * lp);
+	touch(LP_PTR(shared), 2 * lp);
+	EXPECT_EQ(ptdump_check(priv, 3 * lp, 1), 0);
+	EXPECT_EQ(ptdump_check(shared, 2 * lp, 1), 0);
+
+	EXPECT_EQ(lp_free(priv), 0);
+	EXPECT_EQ(lp_free(ro), 0);
+	EXPECT_EQ(lp_unshare(shared), 0);
+	EXPECT_EQ(ptdump_gone(priv, 3 * lp), 0);
+	EXPECT_EQ(ptdump_gone(ro, lp), 0);
+	EXPECT_EQ(ptdump_gone(shared, 2 * lp), 0);
+	EXPECT_TRUE(lp_key_absent(9411, lp));
 }
