@@ -11,6 +11,7 @@
 #   make check-configs        compile gate: the series under Debian's 3 configs
 #   make apps                 PostgreSQL + pgbench on large pages (Debian's kernel)
 #   make boot-soak [N=100]    boot the test kernels N times, count early-boot stalls
+#   make mutants [MUTANTS=NN] plant each bug of tests/mutants in the pae kernel, run the suite
 
 BUILD ?= $(CURDIR)/build
 FLAVOURS ?= pae nopae off
@@ -71,6 +72,11 @@ bench: rootfs
 boot-soak: rootfs
 	@scripts/boot-soak $(or $(N),100) $(FLAVOURS)
 
+# Mutation testing (opt-in; a pae build and a suite run a mutant).
+mutants:
+	@$(MAKE) -s rootfs FLAVOURS=pae
+	@scripts/mutants $(MUTANTS)
+
 check-series: deps
 	@scripts/check-series
 
@@ -95,5 +101,5 @@ apps: deb
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps source patch lint kernel tests rootfs test run bench boot-soak check-series deb \
+.PHONY: all deps source patch lint kernel tests rootfs test run bench boot-soak mutants check-series deb \
 	test-deb check-configs apps clean

@@ -69,9 +69,11 @@ check_deb_flavour() {
 # the status is then 75 if the series had not yet printed its first boot
 # line ("largepage: ...", so the stall is none of its doing and a retry
 # is fair) and 76 if it had (a hang in our code: never retried).
-# Otherwise the status is QEMU's.
+# Otherwise the status is QEMU's. With LP_STOP_ON (an ERE) set, the guest
+# is also stopped as soon as its console shows a line matching it (the
+# first failure, for scripts/mutants).
 qemu_watched() {
-	local log=$1 marker=$2 secs=$3 show= pidfile stalled watch= rc
+	local log=$1 marker=$2 secs=$3 show= pidfile stalled watch= stop= rc w
 	shift 3
 	[ "${1:-}" = --show ] && { show=1; shift; }
 	pidfile=$(mktemp) stalled=$log.stalled
@@ -88,15 +90,26 @@ qemu_watched() {
 		) &
 		watch=$!
 	fi
+	if [ -n "${LP_STOP_ON:-}" ]; then
+		(
+			while sleep 2; do
+				tr -d '\r' <"$log" | grep -qE -- "$LP_STOP_ON" || continue
+				sleep 3	# the failure's diagnostics
+				kill "$(cat "$pidfile")" 2>/dev/null
+				exit 0
+			done
+		) &
+		stop=$!
+	fi
 	set +e
 	"$@" -pidfile "$pidfile" </dev/null | tee "$log" |
 		if [ -n "$show" ]; then tr -d '\r'; else cat >/dev/null; fi
 	rc=${PIPESTATUS[0]}
 	set -e
-	if [ -n "$watch" ]; then
-		kill "$watch" 2>/dev/null || true
-		wait "$watch" 2>/dev/null || true
-	fi
+	for w in $watch $stop; do
+		kill "$w" 2>/dev/null || true
+		wait "$w" 2>/dev/null || true
+	done
 	rm -f "$pidfile"
 	if [ -f "$stalled" ]; then
 		rm -f "$stalled"
