@@ -7,6 +7,8 @@
 #   make run [CMD='...']      a shell (or one command) in the pae guest
 #   make bench                benchmarks (not part of make test)
 #   make deb [DEB_FLAVOUR=686] Debian's config for a flavour, as .deb packages
+#   make debs                 that, and the userspace tools' packages
+#   make debs-tools [KHDR=...] the userspace tools' packages alone
 #   make test-deb             dpkg -i that package in the guest, run the suite
 #   make check-configs        compile gate: the series under Debian's 3 configs
 #   make apps                 PostgreSQL + pgbench on large pages (Debian's kernel)
@@ -86,6 +88,16 @@ check-series: deps
 deb: lint
 	@scripts/deb-kernel $(DEB_FLAVOUR)
 
+# The userspace tools' packages (largepage-tools, liblargepage1,
+# liblargepage-dev) into $(BUILD)/debs. They need only the patched uapi
+# headers: KHDR=... names them, else scripts/build-debs makes them from
+# the patched tree ('make headers': no .config, no kernel build).
+DEBS_KHDR := $(filter command line environment,$(origin KHDR))
+debs-tools: $(if $(DEBS_KHDR),deps,patch)
+	@KHDR='$(if $(DEBS_KHDR),$(KHDR))' scripts/build-debs
+
+debs: deb debs-tools
+
 test-deb: deb
 	@$(MAKE) -s rootfs FLAVOURS=pae
 	@scripts/test-deb $(DEB_FLAVOUR)
@@ -102,4 +114,4 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps source patch lint kernel tests rootfs test run bench boot-soak mutants check-series deb \
-	test-deb check-configs apps clean
+	debs debs-tools test-deb check-configs apps clean

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * liblargepage.so, the LD_PRELOAD library (liblargepage(7)): the
+ * liblargepage.so.1, the LD_PRELOAD library (liblargepage(7)): the
  * hugetlbfs requests of a dynamically linked program served from the
  * large-page pool, everything else left alone.
  *
  * This test is dynamic (LD_PRELOAD only works there) and runs itself
  * under the library: without liblargepage.so in LD_PRELOAD it adds it
- * ($LP_PRELOAD_LIB, default /usr/lib/liblargepage.so) and re-executes.
+ * ($LP_PRELOAD_LIB, default /usr/lib/i386-linux-gnu/liblargepage.so.1)
+ * and re-executes.
  * It calls mmap(), shmget() and friends as an unmodified program would;
  * the pool's LargePages_Free shows where the memory came from.
  *
@@ -25,7 +26,8 @@
 #define RW		(PROT_READ | PROT_WRITE)
 #define HUGE_ANON	(MAP_ANONYMOUS | MAP_HUGETLB)
 #define KEY_BASE	0x4c507000	/* far from the other suites' keys */
-#define PRELOAD_LIB	"/usr/lib/liblargepage.so"
+/* What lpctl run preloads: userspace/Makefile's LIBDIR and SONAME. */
+#define PRELOAD_LIB	"/usr/lib/i386-linux-gnu/liblargepage.so.1"
 #define FALLBACK_ENV	"LARGEPAGE_FALLBACK"
 #define MSG_PARENT	"written by the creator"
 #define MSG_CHILD	"written by the other process"

@@ -37,7 +37,7 @@
 #define EXIT_NOTFOUND	127	/* run: PROGRAM not found */
 
 #ifndef LPCTL_PRELOAD
-#define LPCTL_PRELOAD	"/usr/lib/liblargepage.so"
+#define LPCTL_PRELOAD	"/usr/lib/i386-linux-gnu/liblargepage.so.1"
 #endif
 #define FALLBACK_ENV	"LARGEPAGE_FALLBACK"
 #ifndef LPCTL_CONFIG
@@ -70,7 +70,7 @@ static const char usage_text[] =
 "                       say why you can or cannot get large pages (and\n"
 "                       attach segment KEY), and how the pool size is set\n"
 "  run [--fallback] -- PROGRAM [ARGS]\n"
-"                       run PROGRAM with liblargepage.so preloaded: its\n"
+"                       run PROGRAM with liblargepage.so.1 preloaded: its\n"
 "                       hugetlbfs requests get large pages (--fallback:\n"
 "                       normal pages when the pool is short)\n"
 "\n"
