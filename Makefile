@@ -21,8 +21,8 @@ RUN_FLAVOUR ?= pae
 # Debian's flavours: 686-pae (2 MiB pages), 686 (4 MiB), rt-686-pae.
 DEB_FLAVOUR ?= 686-pae
 export BUILD
-# The fuzzer in the full suite: replay a seed, or run it longer.
-export LP_FUZZ_SEED LP_FUZZ_SECS
+# The fuzzers in the full suite: replay a seed, or run longer.
+export LP_FUZZ_SEED LP_FUZZ_SECS LP_ORACLE_SEED
 
 # Tests use the uapi headers of the first kernel built; the syscall
 # table does not depend on the configuration.
@@ -74,9 +74,9 @@ bench: rootfs
 boot-soak: rootfs
 	@scripts/boot-soak $(or $(N),100) $(FLAVOURS)
 
-# Mutation testing (opt-in; a pae build and a suite run a mutant).
+# Mutation testing (opt-in; a kernel build and a suite run a mutant).
 mutants:
-	@$(MAKE) -s rootfs FLAVOURS=pae
+	@$(MAKE) -s rootfs FLAVOURS="pae nopae"
 	@scripts/mutants $(MUTANTS)
 
 check-series: deps
