@@ -86,6 +86,25 @@ TEST(nr_pages_never_takes_pages_in_use)
 	restore(total);
 }
 
+/* With pages in use, N is still the pool's total, not its free count. */
+TEST(nr_pages_counts_pages_in_use)
+{
+	unsigned long lp = lp_size();
+	long total = lp_total(), r;
+
+	ASSERT_GE(total, 3);
+	r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(set_nr_pages(total + 1), 0);
+	EXPECT_EQ(lp_total(), total + 1);
+	EXPECT_EQ(lp_nfree(), total - 1);
+	ASSERT_EQ(set_nr_pages(total), 0);
+	EXPECT_EQ(lp_total(), total);
+	EXPECT_EQ(lp_nfree(), total - 2);
+	ASSERT_EQ(lp_free(r), 0);
+	restore(total);
+}
+
 TEST(nr_pages_refuses_bad_input_and_changes_nothing)
 {
 	static const char *const bad[] = { "\n", "abc", "-1", "1x", "+",
@@ -118,6 +137,33 @@ static void nobody_body(void *arg)
 TEST(nr_pages_only_root_writes)
 {
 	EXPECT_TRUE(CHILD_EXITED(run_child(nobody_body, NULL), 0));
+}
+
+/* uid 0 without CAP_SYS_ADMIN: the mode lets it open, the store refuses. */
+static void no_admin_body(void *arg)
+{
+	struct {
+		unsigned int version;
+		int pid;
+	} hdr = { 0x20080522, 0 };	/* _LINUX_CAPABILITY_VERSION_3 */
+	struct {
+		unsigned int effective, permitted, inheritable;
+	} data[2];
+	long total = lp_total();
+
+	(void)arg;
+	ASSERT_EQ(syscall(SYS_capget, &hdr, data), 0);
+	data[0].effective &= ~(1U << 21);	/* CAP_SYS_ADMIN */
+	data[0].permitted &= ~(1U << 21);
+	ASSERT_EQ(syscall(SYS_capset, &hdr, data), 0);
+	EXPECT_EQ(set_nr_pages(total + 1), -EPERM);
+	EXPECT_EQ(lp_total(), total);
+	_exit(harness_failed ? 1 : 0);
+}
+
+TEST(nr_pages_needs_cap_sys_admin_not_uid_0)
+{
+	EXPECT_TRUE(CHILD_EXITED(run_child(no_admin_body, NULL), 0));
 }
 
 static void nr_pages_setter(void *arg)

@@ -460,6 +460,47 @@ TEST(gup_futex_keys_distinct_per_subpage)
 }
 
 /*
+ * The same across large pages: the key of large page 1's first subpage
+ * is not that of large page 0's second one (each page's offset counts
+ * in 4 KiB units, the large page's index scaled to them).
+ */
+TEST(gup_futex_keys_distinct_across_large_pages)
+{
+	unsigned long lp = lp_size();
+	volatile uint32_t *mine, *other;
+	struct lp_peer p;
+	int st;
+	long r;
+
+	r = lp_share(3011, 0, 2 * lp, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	mine = (uint32_t *)(LP_PTR(r) + lp + 64);
+	other = (uint32_t *)(LP_PTR(r) + 4096 + 64);
+	if (lp_peer_fork(&p) == 0) {
+		volatile uint32_t *w;
+		struct timespec ts = { 10, 0 };
+		long q = lp_share(3011, 0, 2 * lp, RW, 0);
+
+		ASSERT_TRUE(LP_OK(q));
+		w = (uint32_t *)(LP_PTR(q) + lp + 64);
+		lp_peer_send(&p, 0);
+		while (__atomic_load_n(w, __ATOMIC_SEQ_CST) == 0)
+			if (futex(w, FUTEX_WAIT, 0, &ts) && errno == ETIMEDOUT)
+				_exit(2);
+		_exit(lp_unshare(q) ? 3 : 0);
+	}
+	ASSERT_GT(p.pid, 0);
+	lp_peer_recv(&p);
+	usleep(200000);		/* in FUTEX_WAIT by now */
+	EXPECT_EQ(futex(other, FUTEX_WAKE, INT_MAX, NULL), 0);
+	__atomic_store_n(mine, 1, __ATOMIC_SEQ_CST);
+	EXPECT_EQ(futex(mine, FUTEX_WAKE, INT_MAX, NULL), 1);
+	st = lp_peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	ASSERT_EQ(lp_unshare(r), 0);
+}
+
+/*
  * A GUP pin that outlives the segment's file: process_vm_writev() into a
  * child that frees its mapping and exits meanwhile. The writes land or
  * fail; unpinning must not follow the pages' ->mapping into the freed

@@ -227,6 +227,16 @@ static int ptdump_gone(unsigned long addr, unsigned long len)
 	return bad;
 }
 
+static unsigned long child_priv;
+
+static void ptdump_child(void *arg)
+{
+	unsigned long lp = lp_size();
+
+	_exit(ptdump_check((unsigned long)arg, 2 * lp, 1) ||
+	      ptdump_gone(child_priv, 3 * lp));
+}
+
 TEST(large_entries_in_the_kernels_page_table_dump)
 {
 	unsigned long lp = lp_size();
@@ -237,6 +247,7 @@ TEST(large_entries_in_the_kernels_page_table_dump)
 	ASSERT_GE(lp_nfree(), 6);
 	priv = lp_get(0, 3 * lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(priv));
+	child_priv = priv;
 	ro = lp_get(0, lp, PROT_READ, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(ro));
 	shared = lp_share(9411, 0, 2 * lp, RW, IPC_CREAT | IPC_EXCL | 0600);
@@ -245,6 +256,11 @@ TEST(large_entries_in_the_kernels_page_table_dump)
 	EXPECT_EQ(ptdump_check(priv, 3 * lp, 1), 0);
 	EXPECT_EQ(ptdump_check(ro, lp, 0), 0);
 	EXPECT_EQ(ptdump_check(shared, 2 * lp, 1), 0);
+	/*
+	 * A child gets the shared mapping's entries at fork, before it
+	 * touches anything, and none of the private ones (not inherited).
+	 */
+	ASSERT_TRUE(CHILD_EXITED(run_child(ptdump_child, (void *)shared), 0));
 	/* Touching changes nothing: no fault splits or refills an entry. */
 	touch(LP_PTR(priv), 3 * lp);
 	touch(LP_PTR(shared), 2 * lp);

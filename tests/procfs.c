@@ -664,6 +664,38 @@ TEST(procfs_pagemap_reports_shared_and_keyed_pages_present)
 	ASSERT_EQ(lp_unshare(k), 0);
 }
 
+/*
+ * A read that starts inside a large page (a tool that reads one address's
+ * entry does) gives that base page's frame, not its large page's first.
+ */
+TEST(procfs_pagemap_read_from_inside_a_page)
+{
+	unsigned long lp = lp_size(), per = lp / 4096, i;
+	unsigned long at[] = { 1, 7, per / 2 + 3, per - 1, per, per + 5 };
+	uint64_t first, e;
+	long r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+
+	ASSERT_TRUE(LP_OK(r));
+	ASSERT_EQ(read_pagemap(r, 4096, &first), 0);
+	ASSERT_TRUE(first & PM_PRESENT);
+	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		uint64_t want = PM_PFN(first) + at[i];
+
+		/* The second large page is anywhere: its own first frame. */
+		if (at[i] >= per) {
+			ASSERT_EQ(read_pagemap(r + lp, 4096, &e), 0);
+			want = PM_PFN(e) + at[i] - per;
+		}
+		ASSERT_EQ(read_pagemap(r + at[i] * 4096, 4096, &e), 0);
+		if (PM_PFN(e) != want)
+			TH_LOG("base page %lu: frame %#llx, want %#llx", at[i],
+			       (unsigned long long)PM_PFN(e),
+			       (unsigned long long)want);
+		EXPECT_EQ(PM_PFN(e), want);
+	}
+	ASSERT_EQ(lp_free(r), 0);
+}
+
 /* Without CAP_SYS_ADMIN: present, frame numbers hidden (zero). */
 TEST(procfs_pagemap_hides_frames_from_unprivileged)
 {

@@ -179,15 +179,23 @@ static void ipcns_own_key(void *arg)
 TEST(ipcns_keys_are_per_namespace)
 {
 	unsigned long lp = lp_size();
-	long nfree = lp_nfree(), r = create_filled(8004, lp, 0600, 0x8004a);
+	long nfree = lp_nfree(), r = create_filled(8004, lp, 0600, 0x8004a), c;
 	int st;
 
 	ASSERT_TRUE(LP_OK(r));
 	st = run_child(ipcns_own_key, NULL);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	/* Ours is untouched, one page, still attachable by key. */
+	/*
+	 * Ours is untouched, one page, still attachable by key: the other
+	 * namespace's segment of the same key, linked before ours in the
+	 * key's chain, went without taking ours out of the table.
+	 */
 	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 0x8004a));
 	EXPECT_EQ(lp_settle_nfree(nfree - 1), nfree - 1);
+	c = lp_share(8004, 0, lp, PROT_READ, 0);
+	ASSERT_TRUE(LP_OK(c));
+	EXPECT_TRUE(lp_check(LP_PTR(c), lp, 0x8004a));
+	ASSERT_EQ(lp_unshare(c), 0);
 	ASSERT_EQ(lp_unshare(r), 0);
 	EXPECT_TRUE(lp_key_absent(8004, lp));
 	EXPECT_EQ(lp_nfree(), nfree);
