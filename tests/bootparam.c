@@ -4,11 +4,13 @@
  * allows, all usable; none and ENOMEM for 0; for more than memory
  * allows, the boot still succeeds, the pool holds what the kernel could
  * take while leaving an eighth of RAM and a quarter of lowmem free, and
- * the boot log says so. The pool's lowmem pages are counted right, and a
- * pool grown later leaves a quarter of lowmem free too.
+ * the boot log says so. The pool's lowmem pages are counted right, a
+ * reused page is zero and shared right in either zone, and a pool grown
+ * later leaves a quarter of lowmem free too.
  * A value that is not a page count (the run adds lpbad=1) reserves
  * nothing and says so. Either way init never sees the parameter.
  */
+#include <sys/uio.h>
 #include "lp.h"
 
 /* The kernel command line, read once. */
@@ -215,6 +217,82 @@ TEST(lowmem_pages_counts_the_pools_lowmem_pages)
 	ASSERT_EQ(lp_free(r), 0);
 	TH_LOG("%ld of %ld pool pages below pfn %#lx", low, total, high);
 	EXPECT_EQ(low, lowmem);
+}
+
+/* The pfn of the large page at p (root sees pfns). */
+static unsigned long pfn_of(const char *p)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, 8, (off_t)((uintptr_t)p / 4096) * 8) != 8)
+		e = 0;
+	close(fd);
+	return e >> 63 ? (unsigned long)(e & ((1ULL << 55) - 1)) : 0;
+}
+
+/*
+ * The whole pool again, after all_boot_pages_usable() left every page
+ * dirty: as one keyed segment, every page of it zero, whichever zone it
+ * is in (lowmem pages are cleared through the direct map, highmem ones
+ * through temporary mappings); then the data one process writes is what
+ * another attaching the key reads, and what process_vm_readv() (GUP)
+ * reads of each page, lowmem and highmem. pae-lpbig's pool is mostly
+ * lowmem, the others' all highmem.
+ */
+TEST(whole_pool_zeroed_and_shared_in_both_zones)
+{
+	unsigned long lp = lp_size(), high = highmem_start_pfn(), i;
+	long total = lp_total(), r, low = 0, bad = 0;
+	struct lp_peer p;
+	int st;
+
+	if (!total)
+		return;
+	ASSERT_EQ(lp_settle_nfree(total), total);
+	r = lp_share(9003, 0, total * lp, PROT_READ | PROT_WRITE,
+		     IPC_CREAT | IPC_EXCL | 0600);
+	ASSERT_TRUE(LP_OK(r));
+	for (i = 0; i < (unsigned long)total; i++) {
+		char *page = LP_PTR(r) + i * lp;
+		unsigned long pfn = pfn_of(page);
+
+		ASSERT_NE(pfn, 0);
+		low += !high || pfn < high;
+		if (!lp_zeroed(page, lp) && !bad++)
+			TH_LOG("page %lu (pfn %#lx, %s) not zero", i, pfn,
+			       !high || pfn < high ? "lowmem" : "highmem");
+	}
+	EXPECT_EQ(bad, 0);
+	TH_LOG("%ld pool pages zeroed: %ld lowmem, %ld highmem", total, low,
+	       total - low);
+	lp_fill(LP_PTR(r), total * lp, 9003);
+	if (lp_peer_fork(&p) == 0) {
+		long c = lp_share(9003, 0, total * lp, PROT_READ, 0);
+		char buf[4096];
+		struct iovec local = { buf, sizeof(buf) }, remote;
+		int ok = LP_OK(c) && lp_check(LP_PTR(c), total * lp, 9003);
+
+		/* GUP on the parent's mapping: one base page of each page. */
+		for (i = 0; ok && i < (unsigned long)total; i++) {
+			remote.iov_base = LP_PTR(r) + i * lp + (i % (lp / 4096)) * 4096;
+			remote.iov_len = sizeof(buf);
+			ok = process_vm_readv(getppid(), &local, 1, &remote, 1, 0) ==
+				sizeof(buf) &&
+			     !memcmp(buf, (char *)remote.iov_base - (char *)LP_PTR(r) +
+				     LP_PTR(c), sizeof(buf));
+		}
+		lp_peer_send(&p, ok);
+		_exit(LP_OK(c) && !lp_unshare(c) ? 0 : 1);
+	}
+	ASSERT_GT(p.pid, 0);
+	EXPECT_EQ(lp_peer_recv(&p), 1);
+	st = lp_peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	ASSERT_EQ(lp_unshare(r), 0);
+	EXPECT_TRUE(lp_key_absent(9003, lp));
 }
 
 /* LowTotal and LowFree (kB) from /proc/meminfo; MemTotal without highmem. */
