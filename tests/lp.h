@@ -8,6 +8,7 @@
 #define LP_TEST_LP_H
 
 #include <asm/unistd_32.h>
+#include <linux/capability.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -88,6 +89,21 @@ static inline int write_text(const char *path, const char *text)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/* Drop capability cap from the effective and permitted sets; 0 or -1. */
+static inline int lp_drop_cap(int cap)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[cap / 32].effective &= ~(1U << (cap % 32));
+	d[cap / 32].permitted &= ~(1U << (cap % 32));
+	return syscall(SYS_capset, &h, d);
 }
 
 /* debugfs at its usual place, mounted if it is not (0, or -errno). */
