@@ -27,6 +27,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include "lp.h"
+#include "rng.h"
 
 
 #define RW		(PROT_READ | PROT_WRITE)
@@ -44,13 +45,6 @@
 #define SCRATCH_SEED	0x5c5c0001u
 #define MAX_REPORTS	40
 #define EB(e)		(1ULL << (e))
-#define PICK(a)		((a)[rnd(sizeof(a) / sizeof((a)[0]))])
-/* Run a call: r its result, e the errno it left. */
-#define CALL(r, e, call) do {						\
-	errno = 0;							\
-	(r) = (long)(call);						\
-	(e) = errno;							\
-} while (0)
 #define MFMT		"the %s mapping at %#lx+%#lx (prot %#x, key %d)"
 #define MARGS(m)	kind_name[(m)->kind], (m)->addr, (m)->len, (m)->prot, (m)->key
 
@@ -96,31 +90,6 @@ static struct {
 
 /* ------------------------------------------------------------ helpers */
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t xs(uint64_t *s)		/* xorshift64* */
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dULL;
-}
-
 static uint32_t r32(void)
 {
 	return xs(&W.rng) >> 32;
@@ -142,19 +111,6 @@ static void ulk(void)
 {
 	if (!W.child)
 		pthread_mutex_unlock(&W.lock);
-}
-
-static const char *ename(int e)
-{
-	static const char *const names[] = {
-		[EPERM] = "EPERM", [ENOENT] = "ENOENT", [EINTR] = "EINTR",
-		[EIO] = "EIO", [EAGAIN] = "EAGAIN", [ENOMEM] = "ENOMEM",
-		[EACCES] = "EACCES", [EFAULT] = "EFAULT", [EBUSY] = "EBUSY",
-		[EEXIST] = "EEXIST", [EINVAL] = "EINVAL", [ENOSYS] = "ENOSYS",
-	};
-
-	return e > 0 && e < (int)(sizeof(names) / sizeof(names[0])) &&
-	       names[e] ? names[e] : "E?";
 }
 
 static void failf(const char *fmt, ...)

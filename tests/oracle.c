@@ -40,6 +40,7 @@
 #include <stdarg.h>
 #include <time.h>
 #include "lp.h"
+#include "rng.h"
 
 #define RW		(PROT_READ | PROT_WRITE)
 #define USER_TOP	0xc0000000UL	/* TASK_SIZE, i386 3G/1G */
@@ -59,13 +60,6 @@
 #define SOFT_SECS	150		/* a very slow guest stops early */
 #define WATCHDOG_SECS	240
 #define NR_PAGES	"/sys/kernel/mm/largepage/nr_pages"
-#define PICK(a)		((a)[rnd(sizeof(a) / sizeof((a)[0]))])
-/* Run a call: r its result, e the errno it left. */
-#define CALL(r, e, call) do {						\
-	errno = 0;							\
-	(r) = (long)(call);						\
-	(e) = errno;							\
-} while (0)
 
 struct map {
 	unsigned long addr;
@@ -157,47 +151,14 @@ struct req {
 
 /* ------------------------------------------------------------ helpers */
 
-static double now(void)
+static uint32_t r32(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint32_t r32(void)		/* xorshift64* */
-{
-	W.rng ^= W.rng >> 12;
-	W.rng ^= W.rng << 25;
-	W.rng ^= W.rng >> 27;
-	return (W.rng * 0x2545f4914f6cdd1dULL) >> 32;
+	return xs(&W.rng) >> 32;
 }
 
 static uint32_t rnd(uint32_t n)
 {
 	return n ? r32() % n : 0;
-}
-
-static const char *ename(int e)
-{
-	static const char *const names[] = {
-		[EPERM] = "EPERM", [ENOENT] = "ENOENT", [EINTR] = "EINTR",
-		[EAGAIN] = "EAGAIN", [ENOMEM] = "ENOMEM", [EACCES] = "EACCES",
-		[EFAULT] = "EFAULT", [EEXIST] = "EEXIST", [EINVAL] = "EINVAL",
-		[ENOSYS] = "ENOSYS",
-	};
-
-	return e > 0 && e < (int)(sizeof(names) / sizeof(names[0])) &&
-	       names[e] ? names[e] : "E?";
 }
 
 static int key_of(int k)
