@@ -7,11 +7,12 @@
 #   make run [CMD='...']      a shell (or one command) in the pae guest
 #   make bench                benchmarks (not part of make test)
 #   make deb [DEB_FLAVOUR=686] Debian's config for a flavour, as .deb packages
+#                             (the guest's modules; DEB_MODULES=all: all of Debian's)
 #   make debs                 that, and the userspace tools' packages
 #   make debs-tools [KHDR=...] the userspace tools' packages alone
 #   make test-deb             dpkg -i that package in the guest, run the suite
 #   make check-configs        compile gate: the series under Debian's 3 configs
-#   make apps                 PostgreSQL + pgbench on large pages (Debian's kernel)
+#   make apps                 PostgreSQL under systemd on large pages, from the packages
 #   make boot-soak [N=100]    boot the test kernels N times, count early-boot stalls
 #   make mutants [MUTANTS=NN] plant each bug of tests/mutants in the pae kernel, run the suite
 
@@ -23,6 +24,9 @@ DEB_FLAVOUR ?= 686-pae
 export BUILD
 # The fuzzers in the full suite: replay a seed, or run longer.
 export LP_FUZZ_SEED LP_FUZZ_SECS LP_ORACLE_SEED
+# make deb: guest (the modules the test guest loads) or all.
+DEB_MODULES ?= guest
+export DEB_MODULES
 
 # Tests use the uapi headers of the first kernel built; the syscall
 # table does not depend on the configuration.
@@ -105,8 +109,9 @@ test-deb: deb
 check-configs: lint
 	@scripts/check-configs
 
-# A real database on the pool: PostgreSQL 15 under lpctl run, pgbench.
-apps: deb
+# A real database on the pool, as Debian runs it: systemd, the packages
+# of make debs, postgresql@15-main.service, pgbench, a reboot.
+apps: debs
 	@$(MAKE) -s rootfs FLAVOURS=pae
 	@scripts/apps $(DEB_FLAVOUR)
 

@@ -62,6 +62,16 @@ check_deb_flavour() {
 	esac
 }
 
+# deb_pkg_dir FLAVOUR: where make deb puts the kernel packages of
+# FLAVOUR: build/deb-FLAVOUR, or build/deb-FLAVOUR-all for
+# DEB_MODULES=all (scripts/deb-kernel).
+deb_pkg_dir() {
+	case "${DEB_MODULES:-guest}" in
+	all) echo "$BUILD/deb-$1-all" ;;
+	*) echo "$BUILD/deb-$1" ;;
+	esac
+}
+
 # qemu_watched LOG MARKER SECS [--show] QEMU...: run QEMU (its serial
 # console on stdout) with the console written to LOG (and, with --show,
 # to stdout without CRs). A guest that has not printed MARKER after SECS
