@@ -12,6 +12,8 @@
 #define RW (PROT_READ | PROT_WRITE)
 #define ROOT 0
 #define NOBODY 65534
+#define LPGROUP "/proc/sys/kernel/largepage_group"
+#define MEMBERS 4243	/* the group the tests put in largepage_group */
 
 enum { A_GET, A_FREE, A_SHARE, A_UNSHARE, A_PEEK, A_POKE };
 
@@ -66,6 +68,22 @@ static void agent_start(struct lp_peer *a, uid_t uid, rlim_t memlock)
 		lp_set_memlock(memlock);
 		if (uid != ROOT)
 			become_nobody();
+		agent_loop(a->rfd, a->wfd);
+	}
+}
+
+/* Start an agent as nobody, in no group but @gid, with @memlock. */
+static void agent_start_in(struct lp_peer *a, gid_t gid, rlim_t memlock)
+{
+	ASSERT_GE(lp_peer_fork(a), 0);
+	if (a->pid == 0) {
+		lp_set_memlock(memlock);
+		if (setgroups(1, &gid) || setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY)) {
+			printf("# cannot become nobody in group %d: %s\n",
+			       (int)gid, strerror(errno));
+			_exit(1);
+		}
 		agent_loop(a->rfd, a->wfd);
 	}
 }
@@ -528,4 +546,106 @@ TEST(limits_pool_exhaustion_keeps_no_charge)
 	agent_stop(&user);
 	agent_stop(&root);
 	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/*
+ * kernel.largepage_group: its members hold large pages beyond
+ * RLIMIT_MEMLOCK, charged to no one (nobody's own allowance stays
+ * whole), and get no EPERM at a limit of 0; the others of the same uid
+ * are held to the limit; segment modes still apply; and clearing the
+ * group takes effect at the next call.
+ */
+TEST(limits_group_member_beyond_memlock)
+{
+	long nfree = lp_nfree(), r, k, o1, z;
+	struct lp_peer m, m0, o, r0;
+
+	ASSERT_GE(nfree, 6);
+	ASSERT_EQ(write_text(LPGROUP, "4243"), 0);
+	EXPECT_EQ(read_long(LPGROUP), MEMBERS);
+	k = lp_share(7702, 0, lp_size(), RW, IPC_CREAT | IPC_EXCL | 0600);
+	ASSERT_TRUE(LP_OK(k));
+	agent_start_in(&m, MEMBERS, 64 * 1024);
+	agent_start_in(&m0, MEMBERS, 0);
+	agent_start_in(&o, MEMBERS + 1, lp_size());
+
+	r = a_get(&m, 2, MAP_PRIVATE);
+	EXPECT_TRUE(LP_OK(r));
+	z = a_share(&m0, 7701, 2, RW, IPC_CREAT | IPC_EXCL | 0600);
+	EXPECT_TRUE(LP_OK(z));
+	EXPECT_EQ(lp_nfree(), nfree - 5);
+	/* The members' 4 pages are charged to no one: nobody's page is there. */
+	o1 = a_get(&o, 1, MAP_PRIVATE);
+	EXPECT_TRUE(LP_OK(o1));
+	EXPECT_EQ(a_get(&o, 1, MAP_PRIVATE), -ENOMEM);
+	/* The group lifts the limit, not the segment's mode. */
+	EXPECT_EQ(a_share(&m, 7702, 1, PROT_READ, 0), -EACCES);
+
+	/* Nobody again: the next call is held to the limit. */
+	ASSERT_EQ(write_text(LPGROUP, "0"), 0);
+	EXPECT_EQ(a_get(&m0, 1, MAP_PRIVATE), -EPERM);
+	/* 0 is nobody, not the root group. */
+	agent_start_in(&r0, 0, 0);
+	EXPECT_EQ(a_get(&r0, 1, MAP_PRIVATE), -EPERM);
+	agent_stop(&r0);
+	EXPECT_EQ(a_get(&m, 1, MAP_PRIVATE), -ENOMEM);
+	/* What a member made stays uncharged: freeing it uncharges nothing. */
+	if (LP_OK(r))
+		EXPECT_EQ(a_free(&m, r), 0);
+	if (LP_OK(z))
+		EXPECT_EQ(a_unshare(&m0, z), 0);
+	EXPECT_EQ(a_get(&o, 1, MAP_PRIVATE), -ENOMEM);
+	if (LP_OK(o1))
+		EXPECT_EQ(a_free(&o, o1), 0);
+	/*
+	 * Newest first: an agent forked later holds the pipes of those
+	 * before it, which see their end only once it is gone.
+	 */
+	agent_stop(&o);
+	agent_stop(&m0);
+	agent_stop(&m);
+	EXPECT_EQ(lp_unshare(k), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(lp_key_absent(7701, 2 * lp_size()));
+	EXPECT_TRUE(lp_key_absent(7702, lp_size()));
+}
+
+static void group_nocap_body(void *arg)
+{
+	(void)arg;
+	if (lp_drop_cap(CAP_SYS_ADMIN))
+		_exit(2);
+	_exit(write_text(LPGROUP, "4243") == -EPERM ? 0 : 1);
+}
+
+/*
+ * Writing it: a gid, 0 for nobody (the default); anything else is
+ * EINVAL and changes nothing; only CAP_SYS_ADMIN writes, not uid 0 alone.
+ */
+TEST(limits_group_sysctl_writes)
+{
+	static const char *const junk[] = {
+		"-1", "abc", "1x", "1 2", "0x10", "4294967295", "4294967296",
+		"99999999999999999999",
+	};
+	unsigned int i;
+	int ret;
+
+	EXPECT_EQ(read_long(LPGROUP), 0);
+	ASSERT_EQ(write_text(LPGROUP, "4243\n"), 0);
+	EXPECT_EQ(read_long(LPGROUP), MEMBERS);
+	for (i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+		ret = write_text(LPGROUP, junk[i]);
+		if (ret != -EINVAL)
+			TH_LOG("writing '%s': %d", junk[i], ret);
+		EXPECT_EQ(ret, -EINVAL);
+		EXPECT_EQ(read_long(LPGROUP), MEMBERS);
+	}
+	/* Nothing says what an empty write returns: only that it changes nothing. */
+	write_text(LPGROUP, "");
+	EXPECT_EQ(read_long(LPGROUP), MEMBERS);
+	EXPECT_TRUE(CHILD_EXITED(run_child(group_nocap_body, NULL), 0));
+	EXPECT_EQ(read_long(LPGROUP), MEMBERS);
+	ASSERT_EQ(write_text(LPGROUP, "0"), 0);
+	EXPECT_EQ(read_long(LPGROUP), 0);
 }

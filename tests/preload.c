@@ -957,6 +957,54 @@ TEST(lpctl_explain_reports_pool_memlock_and_segment)
 	EXPECT_EQ(lp_unshare(r), 0);
 }
 
+/* A child with RLIMIT_MEMLOCK 0, as nobody in no group but @gid. */
+static void nobody_in(gid_t gid)
+{
+	struct rlimit rl = { 0, 0 };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(1, &gid) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)) {
+		printf("# cannot become nobody in group %d: %s\n", (int)gid,
+		       strerror(errno));
+		_exit(1);
+	}
+}
+
+/*
+ * With kernel.largepage_group set, explain says a member has no limit
+ * (and the probe works at RLIMIT_MEMLOCK 0), and tells a non-member
+ * which group would lift it.
+ */
+TEST(lpctl_explain_reports_the_group_allowance)
+{
+	char out[4096];
+	pid_t pid;
+
+	ASSERT_EQ(write_text("/proc/sys/kernel/largepage_group", "4243"), 0);
+	pid = fork();
+	if (pid == 0) {
+		nobody_in(4243);
+		EXPECT_EQ(explain("", out, sizeof(out)), 0);
+		EXPECT_HAS(out, "Locked memory:   no limit (a member of group 4243, kernel.largepage_group)");
+		EXPECT_HAS(out, "Probe:           mapped and freed one large page");
+		EXPECT_EQ(explain("--json", out, sizeof(out)), 0);
+		EXPECT_HAS(out, "\"large_page_group\":4243,\"group_member\":true");
+		CHILD_DONE();
+	}
+	EXPECT_TRUE(child_ok(pid));
+	pid = fork();
+	if (pid == 0) {
+		nobody_in(4244);
+		EXPECT_EQ(explain("", out, sizeof(out)), 1);
+		EXPECT_HAS(out, "RLIMIT_MEMLOCK 0 bytes: none allowed");
+		EXPECT_HAS(out, "Group:           members of group 4243 (kernel.largepage_group) have no limit");
+		EXPECT_HAS(out, "Operation not permitted");
+		CHILD_DONE();
+	}
+	EXPECT_TRUE(child_ok(pid));
+	EXPECT_EQ(write_text("/proc/sys/kernel/largepage_group", "0"), 0);
+}
+
 /* ------------------------------------------------------------- setup */
 
 /*

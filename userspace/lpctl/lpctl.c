@@ -1094,7 +1094,7 @@ static void explain_map_error(int err, int key, unsigned long len, long psize)
 		    call, fmt_size(a, sizeof(a), len));
 		return;
 	case EPERM:
-		say("%s: not allowed to lock memory (RLIMIT_MEMLOCK is 0 and no CAP_IPC_LOCK)",
+		say("%s: not allowed to lock memory (RLIMIT_MEMLOCK is 0, no CAP_IPC_LOCK, not in kernel.largepage_group)",
 		    call);
 		return;
 	case EACCES:
@@ -1416,6 +1416,25 @@ static int in_group(gid_t gid)
 }
 
 /*
+ * kernel.largepage_group: the group whose members hold large pages
+ * beyond RLIMIT_MEMLOCK; 0 (nobody) when unset or not there.
+ */
+#define LPCTL_GROUP "/proc/sys/kernel/largepage_group"
+
+static gid_t large_page_group(void)
+{
+	unsigned long gid = 0;
+	FILE *f = fopen(LPCTL_GROUP, "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &gid) != 1)
+		gid = 0;
+	fclose(f);
+	return gid;
+}
+
+/*
  * What the segment's mode lets the caller do, by the owner/group/other
  * rules share_large_pages() applies (CAP_IPC_OWNER not probed: root is
  * reported as allowed).
@@ -1492,8 +1511,9 @@ static int cmd_explain(int argc, char **argv)
 	int bad = 0, err = 0, json = 0, i, unlimited = 0;
 	long long boot;
 	struct rlimit rl;
-	char a[32], b[32], boot_text[128];
+	char a[32], b[32], boot_text[128], group_how[64];
 	const char *lock_how = NULL;
+	gid_t group;
 	long long lock_bytes = -1;
 	void *p;
 
@@ -1536,9 +1556,16 @@ static int cmd_explain(int argc, char **argv)
 	if (!access(LPCTL_CONFIG, R_OK) && read_config(LPCTL_CONFIG, psize, &conf_pages))
 		conf_pages = -2;	/* there, but wrong: read_config said why */
 
+	group = large_page_group();
 	if (!geteuid() || has_cap_ipc_lock()) {
 		unlimited = 1;
 		lock_how = geteuid() ? "CAP_IPC_LOCK" : "root";
+	} else if (group && in_group(group)) {
+		unlimited = 1;
+		snprintf(group_how, sizeof(group_how),
+			 "a member of group %lu, kernel.largepage_group",
+			 (unsigned long)group);
+		lock_how = group_how;
 	} else if (getrlimit(RLIMIT_MEMLOCK, &rl)) {
 		lock_how = "unknown";
 	} else if (rl.rlim_cur == RLIM_INFINITY) {
@@ -1580,6 +1607,13 @@ static int cmd_explain(int argc, char **argv)
 		json_key(",", "memlock_unlimited");
 		fputs(unlimited ? "true" : "false", stdout);
 		json_long(",", "memlock_bytes", lock_bytes);
+		json_key(",", "large_page_group");
+		if (group)
+			printf("%lu", (unsigned long)group);
+		else
+			fputs("null", stdout);
+		json_key(",", "group_member");
+		fputs(group && in_group(group) ? "true" : "false", stdout);
 		json_key(",", "probe_ok");
 		fputs(p ? "true" : "false", stdout);
 		json_key(",", "probe_error");
@@ -1623,6 +1657,9 @@ static int cmd_explain(int argc, char **argv)
 		       lock_bytes < psize ?
 		       "less than one large page, calls give ENOMEM (raise ulimit -l)" :
 		       "enough for a large page");
+	if (!unlimited && group)
+		printf("Group:           members of group %lu (kernel.largepage_group) have no limit\n",
+		       (unsigned long)group);
 	if (p)
 		printf("Probe:           mapped and freed one large page: you can get large pages\n");
 	else
