@@ -392,6 +392,106 @@ TEST(hwpoison_one_page_at_a_time_ends_one_short)
 	kmsg_memerr(km);
 }
 
+/* The pfn of the large page mapped at p (root sees pfns), or 0. */
+static unsigned long pfn_of(const char *p)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, 8, (off_t)((uintptr_t)p / 4096) * 8) != 8)
+		e = 0;
+	close(fd);
+	return e >> 63 ? (unsigned long)(e & ((1ULL << 55) - 1)) : 0;
+}
+
+#define ZSYS "/sys/kernel/mm/largepage/"
+
+/* The pool's count of pages taken out for memory errors, or -1. */
+static long stat_poisoned(void)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen(ZSYS "stat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "poisoned %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/*
+ * The zeroing thread meets a poisoned page: the whole pool is freed
+ * dirty, in order, and the last page freed is poisoned at once, before
+ * largepage_zerod (which zeroes the free list from its head) reaches
+ * it. The thread takes it out of the pool without touching it: Total
+ * and Free both drop by one, poisoned counts it, and every other page
+ * ends zeroed. If the thread won the race (it had zeroed all the pages
+ * before the last), the attempt proves nothing and is made again.
+ */
+TEST(hwpoison_zerod_withdraws_poisoned_free_page)
+{
+	unsigned long lp = lp_size(), pfn = 0, bad = 0;
+	long T, F, r, zeroed = 0, poisoned0;
+	int km = kmsg_open(), attempt;
+
+	for (attempt = 0; attempt < 3; attempt++) {
+		T = lp_total();
+		F = lp_settle_nfree(T);
+		ASSERT_EQ(F, T);
+		ASSERT_GE(F, 8);
+		/* Nothing left for the thread: it is idle. */
+		for (r = 0; r < 50 && read_long(ZSYS "free_unzeroed_pages"); r++)
+			usleep(100000);
+		ASSERT_EQ(read_long(ZSYS "free_unzeroed_pages"), 0);
+		poisoned0 = stat_poisoned();
+		ASSERT_GE(poisoned0, 0);
+
+		r = lp_get(0, F * lp, RW, MAP_PRIVATE);
+		ASSERT_TRUE(LP_OK(r));
+		lp_fill(LP_PTR(r), F * lp, 0x9c00);
+		pfn = pfn_of(LP_PTR(r) + (F - 1) * lp);
+		ASSERT_NE(pfn, 0);
+		ASSERT_EQ(lp_free(r), 0);
+		bad = pfn + lp_nr() / 2;
+		poison(bad);
+		zeroed = read_long(ZSYS "free_zeroed_pages");
+		TH_LOG("attempt %d: %ld of %ld pages zeroed when pfn %#lx was poisoned",
+		       attempt, zeroed, F, pfn);
+		/* It is still to come if the thread is not done with F - 1. */
+		if (zeroed < F - 1)
+			break;
+		/* Lost: a call for the whole pool withdraws it. */
+		EXPECT_ERRNO(lp_get(0, F * lp, RW, MAP_PRIVATE), ENOMEM);
+		expect_counts(T - 1, T - 1);
+		kmsg_memerr(km);
+	}
+	ASSERT_LT(zeroed, F - 1);
+
+	/* Nothing takes a page: only the thread can withdraw it. */
+	expect_counts(T - 1, T - 1);
+	EXPECT_EQ(stat_poisoned(), poisoned0 + 1);
+	for (r = 0; r < 50 && read_long(ZSYS "free_unzeroed_pages"); r++)
+		usleep(100000);
+	EXPECT_EQ(read_long(ZSYS "free_unzeroed_pages"), 0);
+	EXPECT_EQ(read_long(ZSYS "free_zeroed_pages"), T - 1);
+	expect_one_memerr(km);
+	EXPECT_TRUE(pfn_flags(bad) & KPF(KPF_HWPOISON));
+	EXPECT_TRUE(!(pfn_flags(bad) & KPF(KPF_BUDDY)));
+
+	/* The rest of the pool serves, zeroed. */
+	r = lp_get(0, (T - 1) * lp, RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(r));
+	EXPECT_TRUE(lp_zeroed(LP_PTR(r), (T - 1) * lp));
+	ASSERT_EQ(lp_free(r), 0);
+	expect_counts(T - 1, T - 1);
+	kmsg_memerr(km);
+}
+
 /* Grow the pool back towards want pages; its size then. */
 static long regrow(long want)
 {
