@@ -162,6 +162,29 @@ __attribute__((constructor)) static void lp_register_conservation(void)
 }
 #endif
 
+/* lpflavour= on the kernel command line (scripts/boot sets it), or "". */
+static inline const char *lp_flavour(void)
+{
+	static char buf[1024], name[32];
+	char *p;
+	int fd = open("/proc/cmdline", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return "";
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return "";
+	buf[n] = 0;
+	p = strstr(buf, "lpflavour=");
+	if (!p)
+		return "";
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(p + 10, " \n"),
+		 p + 10);
+	return name;
+}
+
 /* Run fn in a child; return its wait status. */
 static inline int run_child(void (*fn)(void *), void *arg)
 {

@@ -14,29 +14,6 @@
 #define RW (PROT_READ | PROT_WRITE)
 #define NPAGES 32
 
-/* lpflavour= on the kernel command line (scripts/boot sets it), or "". */
-static const char *flavour(void)
-{
-	static char buf[1024], name[32];
-	char *p;
-	int fd = open("/proc/cmdline", O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return "";
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return "";
-	buf[n] = 0;
-	p = strstr(buf, "lpflavour=");
-	if (!p)
-		return "";
-	snprintf(name, sizeof(name), "%.*s", (int)strcspn(p + 10, " \n"),
-		 p + 10);
-	return name;
-}
-
 TEST(syscall_numbers_are_1000_to_1003)
 {
 	unsigned long lp = lp_size();
@@ -64,7 +41,7 @@ TEST(syscall_numbers_are_1000_to_1003)
 
 TEST(large_page_size_is_the_flavours)
 {
-	const char *f = flavour();
+	const char *f = lp_flavour();
 	long kb = meminfo("LargePageSize:");
 
 	TH_LOG("flavour '%s', LargePageSize %ld kB", f, kb);

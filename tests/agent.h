@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Agents: lp_peer children that drop to nobody (or stay root) with a
+ * given RLIMIT_MEMLOCK and then run the calls the test sends them,
+ * replying with the result (-errno on failure). A test moves an agent
+ * into a cgroup by writing its pid to cgroup.procs.
+ */
+#ifndef LP_TEST_AGENT_H
+#define LP_TEST_AGENT_H
+
+#include "lp.h"
+
+#define ROOT 0
+#define NOBODY 65534
+#define RW (PROT_READ | PROT_WRITE)
+
+enum { A_GET, A_FREE, A_SHARE, A_UNSHARE, A_PEEK, A_POKE };
+
+struct cmd {
+	int op, key, prot, flag;
+	unsigned long addr, len;
+	uint32_t val;
+};
+
+static inline void agent_loop(int rfd, int wfd)
+{
+	struct cmd c;
+	long r;
+
+	while (read(rfd, &c, sizeof(c)) == sizeof(c)) {
+		switch (c.op) {
+		case A_GET:
+			r = lp_get(c.addr, c.len, c.prot, c.flag);
+			break;
+		case A_FREE:
+			r = lp_free(c.addr);
+			break;
+		case A_SHARE:
+			r = lp_share(c.key, c.addr, c.len, c.prot, c.flag);
+			break;
+		case A_UNSHARE:
+			r = lp_unshare(c.addr);
+			break;
+		case A_PEEK:
+			r = *(volatile uint32_t *)c.addr;
+			break;
+		case A_POKE:
+			*(volatile uint32_t *)c.addr = c.val;
+			r = 0;
+			break;
+		default:
+			_exit(2);
+		}
+		if (r == -1 && c.op != A_PEEK)
+			r = -errno;
+		if (write(wfd, &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+	}
+	_exit(0);	/* the test closed the pipe: leave, holding whatever */
+}
+
+/* Start an agent as uid (ROOT or NOBODY) with RLIMIT_MEMLOCK memlock. */
+static inline void agent_start(struct lp_peer *a, uid_t uid, rlim_t memlock)
+{
+	ASSERT_GE(lp_peer_fork(a), 0);
+	if (a->pid == 0) {
+		lp_set_memlock(memlock);
+		if (uid != ROOT)
+			become_nobody();
+		agent_loop(a->rfd, a->wfd);
+	}
+}
+
+/* Start an agent as nobody, in no group but @gid, with @memlock. */
+static inline void agent_start_in(struct lp_peer *a, gid_t gid, rlim_t memlock)
+{
+	ASSERT_GE(lp_peer_fork(a), 0);
+	if (a->pid == 0) {
+		lp_set_memlock(memlock);
+		if (setgroups(1, &gid) || setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY)) {
+			printf("# cannot become nobody in group %d: %s\n",
+			       (int)gid, strerror(errno));
+			_exit(1);
+		}
+		agent_loop(a->rfd, a->wfd);
+	}
+}
+
+static inline long agent_do(struct lp_peer *a, struct cmd c)
+{
+	long r;
+
+	if (write(a->wfd, &c, sizeof(c)) != sizeof(c) ||
+	    read(a->rfd, &r, sizeof(r)) != sizeof(r)) {
+		TH_LOG("agent %d is gone", a->pid);
+		_exit(1);
+	}
+	return r;
+}
+
+static inline long a_get(struct lp_peer *a, long pages, int flags)
+{
+	struct cmd c = { .op = A_GET, .len = pages * lp_size(), .prot = RW,
+			 .flag = flags };
+
+	return agent_do(a, c);
+}
+
+static inline long a_free(struct lp_peer *a, long addr)
+{
+	struct cmd c = { .op = A_FREE, .addr = addr };
+
+	return agent_do(a, c);
+}
+
+static inline long a_share(struct lp_peer *a, int key, long pages, int prot, int flag)
+{
+	struct cmd c = { .op = A_SHARE, .key = key, .len = pages * lp_size(),
+			 .prot = prot, .flag = flag };
+
+	return agent_do(a, c);
+}
+
+static inline long a_unshare(struct lp_peer *a, long addr)
+{
+	struct cmd c = { .op = A_UNSHARE, .addr = addr };
+
+	return agent_do(a, c);
+}
+
+static inline long a_peek(struct lp_peer *a, long addr)
+{
+	struct cmd c = { .op = A_PEEK, .addr = addr };
+
+	return agent_do(a, c);
+}
+
+static inline long a_poke(struct lp_peer *a, long addr, uint32_t val)
+{
+	struct cmd c = { .op = A_POKE, .addr = addr, .val = val };
+
+	return agent_do(a, c);
+}
+
+/* Close the agent's pipe (it exits, releasing anything it holds), reap it. */
+static inline void agent_stop(struct lp_peer *a)
+{
+	int st = lp_peer_wait(a);
+
+	ASSERT_TRUE(CHILD_EXITED(st, 0));
+}
+
+#endif /* LP_TEST_AGENT_H */
