@@ -15,6 +15,11 @@
  * wrote, zero elsewhere), also by the helper thread through
  * process_vm_readv() and /proc/self/mem while the worker runs.
  *
+ * Where the kernel has the misc cgroup controller, each worker runs in a
+ * cgroup of its own, two of them with small largepage limits (ENOMEM is
+ * allowed for every get and share anyway); after the run every cgroup's
+ * charge must be back to 0.
+ *
  * Kernel command line: lpfuzz_secs=N (default 40), lpfuzz_seed=S (default
  * from time and pid). To replay a run, boot with the seed it printed:
  * make test LP_FUZZ_SEED=S. Each worker makes the same choices again as
@@ -27,6 +32,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include "lp.h"
+#include "misccg.h"
 #include "rng.h"
 
 
@@ -73,6 +79,9 @@ static unsigned int fz_secs = 40;
 static unsigned long lpsz;
 static long pool_orig;
 static struct stats *stats;
+/* Each worker's cgroup (with misc) and its largepage limit. */
+static char cgroups[WORKERS][128];
+static const char *const cg_max[WORKERS] = { "max", "8", "2", "max" };
 
 /* This worker's state: each worker is a process of its own. */
 static struct {
@@ -1312,6 +1321,8 @@ static int worker_main(int id, double deadline)
 	W.hrng = splitmix(&s) | 1;
 	W.opname = "setup";
 	pthread_mutex_init(&W.lock, NULL);
+	if (cgroups[id][0] && cg_enter(cgroups[id], getpid()))
+		failf("cannot enter %s: %s", cgroups[id], strerror(errno));
 	if (!W.root) {
 		lp_set_memlock(NOBODY_PAGES * lpsz);
 		become_nobody();
@@ -1414,6 +1425,17 @@ TEST(fuzz_syscalls_against_spec)
 	stats = mmap(NULL, sizeof(*stats), RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(stats != MAP_FAILED);
 
+	for (i = 0; i < WORKERS && misc_built(); i++) {
+		char name[16];
+		int e;
+
+		snprintf(name, sizeof(name), "fuzz%d", i);
+		e = cg_new(cgroups[i], sizeof(cgroups[i]), name, cg_max[i]);
+		if (e)
+			TH_LOG("cannot make %s: %s", cgroups[i], strerror(-e));
+		ASSERT_EQ(e, 0);
+	}
+
 	deadline = now() + fz_secs;
 	fflush(stdout);
 	for (i = 0; i < WORKERS; i++) {
@@ -1457,6 +1479,18 @@ TEST(fuzz_syscalls_against_spec)
 	if (nfree != total) {
 		TH_LOG("LargePages_Free %ld, LargePages_Total %ld", nfree, total);
 		bad++;
+	}
+	for (i = 0; i < WORKERS && cgroups[i][0]; i++) {
+		long cur = settle_current(cgroups[i], 0);
+
+		printf("# fuzz: worker %d's cgroup (largepage max %s): %ld refusals, %ld pages left charged\n",
+		       i, cg_max[i], cg_events(cgroups[i]), cur);
+		if (cur)
+			bad++;
+		if (cg_rmdir(cgroups[i])) {
+			TH_LOG("rmdir(%s): %s", cgroups[i], strerror(errno));
+			bad++;
+		}
 	}
 	if (bad || fails)
 		print_replay();

@@ -360,6 +360,85 @@ check "share: says it detached" grep -q '^detached from segment 7$' "$tmp/hold7"
 expect "share --attach after the last detach: the key is gone" 1 \
 	"no segment with key 7" share 7 2p --attach
 
+# ---------------------------------------------------------------- cgroups
+# The misc controller's largepage resource. The nopae kernel is built
+# without it: there lpctl must say so, in as many checks.
+CG=/sys/fs/cgroup
+# cgrow NAME: pages, max and refused of the status row for cgroup NAME.
+cgrow() { awk -v c="$1" '$1 == c { print $2, $(NF - 1), $NF }' "$tmp/out"; }
+# cgjson NAME: pages, max and refused of NAME in status --json's cgroups.
+cgjson() {
+	i=0
+	while [ "$i" -lt "$(json cgroups.# 2>/dev/null || echo 0)" ]; do
+		if [ "$(json cgroups.$i.path)" = "$1" ]; then
+			echo $(json cgroups.$i.pages cgroups.$i.max cgroups.$i.refused)
+			return
+		fi
+		i=$((i + 1))
+	done
+}
+if [ -e $CG/misc.capacity ]; then
+	name=/lpctl-test-$$
+	cg=$CG$name
+	echo +misc >$CG/cgroup.subtree_control
+	mkdir $cg && echo "largepage 1" >$cg/misc.max
+	# A holder in the cgroup, of one page: all its limit.
+	sh -c "echo \$\$ >$cg/cgroup.procs && exec $LPCTL alloc 1p --hold 60" \
+		>"$tmp/holdc" 2>&1 &
+	hc=$!
+	holders="$holders $hc"
+	if wait_for "$tmp/holdc" '^holding'; then
+		ok "cgroups: a holder of 1 page in a cgroup with misc.max 1"
+	else
+		not_ok "cgroups: a holder of 1 page in a cgroup with misc.max 1"
+		diag "$tmp/holdc"
+	fi
+	run status
+	check "status: the cgroup holds 1 page of 1, none refused" \
+		is "$name" "$(cgrow $name)" "1 1 0"
+	run status --json
+	check "status --json: the cgroup's pages, max, refused" \
+		is "json $name" "$(cgjson $name)" "1 1 0"
+	# explain from inside the cgroup: its probe is refused.
+	sh -c "echo \$\$ >$cg/cgroup.procs && exec $LPCTL explain" \
+		>"$tmp/out" 2>&1
+	rc=$?
+	check "explain in the cgroup: exit 1, names the limit and why" \
+		eval '[ $rc = 1 ] &&
+		grep -q "^Cgroup: *$name allows 0 more large pages" "$tmp/out" &&
+		grep -q "^Probe: .*(the cgroup.s limit)$" "$tmp/out" || { diag "$tmp/out"; false; }'
+	sh -c "echo \$\$ >$cg/cgroup.procs && exec $LPCTL explain --json" \
+		>"$tmp/out" 2>&1
+	check "explain --json in the cgroup: room 0, limited by it" \
+		is "json cgroup" "$(echo $(json cgroup_misc cgroup_room cgroup_limited_by))" \
+		"true 0 $name"
+	run status
+	check "status: the two probes' refusals are counted" \
+		is "$name" "$(cgrow $name)" "1 1 2"
+	stop_holder $hc
+	run status
+	check "status: the holder gone, the cgroup holds 0" \
+		is "$name" "$(cgrow $name)" "0 1 2"
+	rmdir $cg
+else
+	echo "# no $CG/misc.capacity: a kernel without the misc controller"
+	ok "cgroups: no misc controller (nothing to hold)"
+	run status
+	check "status: says there is no misc controller" \
+		grep -q "^Cgroups: *no limits (no cgroup2 with the misc controller)" "$tmp/out"
+	run status --json
+	check "status --json: cgroups is null" is "json cgroups" "$(json cgroups)" null
+	run explain
+	check "explain: says there is no misc controller" \
+		grep -q "^Cgroup: *no misc controller" "$tmp/out"
+	run explain --json
+	check "explain --json: no controller, room and limit null" \
+		is "json cgroup" "$(echo $(json cgroup_misc cgroup_room cgroup_limited_by))" \
+		"false null null"
+	check "explain: the probe still maps a page" grep -q '"probe_ok":true' "$tmp/out"
+	check "no misc.events anywhere" eval '! ls $CG/*/misc.events >/dev/null 2>&1'
+fi
+
 # ---------------------------------------------------------------- the end
 check "the pool has its first size" is total "$(total)" "$start_total"
 check "every page is free" is free "$(nfree)" "$(total)"

@@ -33,6 +33,12 @@
  * (SPEC 2), "the wrong kind of mapping" is no error: either call is
  * used on either kind, and both must work.
  *
+ * Where the kernel has the misc cgroup controller, the worker runs in a
+ * cgroup of its own, and its misc.current must be the model's charge
+ * after every call too: the pages of its get mappings and of the
+ * segments it made, charged once, until the last detach. Its limit is
+ * lifted ("max"), so misc.events must stay 0 (misccg.c tests the limit).
+ *
  * Kernel command line: lporacle_seed=S replays a run (default from time
  * and pid; the seed is printed).
  */
@@ -40,6 +46,7 @@
 #include <stdarg.h>
 #include <time.h>
 #include "lp.h"
+#include "misccg.h"
 #include "rng.h"
 
 #define RW		(PROT_READ | PROT_WRITE)
@@ -125,6 +132,7 @@ static const struct {
 static unsigned long long seed;
 static unsigned long lpsz;
 static volatile pid_t worker_pid;
+static char cgroup[128];		/* the worker's, with misc; or "" */
 
 /* The worker's model and state. */
 static struct {
@@ -288,6 +296,9 @@ static void check_state(const char *after)
 	if (t != W.total || f != mfree() || kb != want_kb)
 		mismatch("after %s: LargePages_Total %ld, LargePages_Free %ld, LargePages: %ld kB; the model has %ld, %ld, %ld kB",
 			 after, t, f, kb, W.total, mfree(), want_kb);
+	if (cgroup[0] && cg_current(cgroup) != W.charge)
+		mismatch("after %s: misc.current of %s is %ld; the model's charge %ld",
+			 after, cgroup, cg_current(cgroup), W.charge);
 }
 
 /* ------------------------------------------------------- the mappings */
@@ -1118,6 +1129,10 @@ static void worker(int rfd, int wfd, long total)
 	W.total = total;
 	W.opname = "setup";
 	W.has_nr_pages = !access(NR_PAGES, F_OK);
+	if (cgroup[0] && cg_enter(cgroup, getpid())) {
+		TH_LOG("cannot enter %s: %s", cgroup, strerror(errno));
+		_exit(1);
+	}
 	lp_set_memlock(LIMIT * lpsz);
 	if (setgroups(0, NULL) || setresgid(WORKER_UID, WORKER_UID, WORKER_UID) ||
 	    setresuid(WORKER_UID, WORKER_UID, WORKER_UID)) {
@@ -1250,6 +1265,12 @@ TEST(fuzz_single_worker_knows_pool_and_charge_exactly)
 		EXPECT_EQ(restore_pool(total0), total0);
 		ASSERT_TRUE(0);
 	}
+	if (misc_built()) {
+		ret = cg_new(cgroup, sizeof(cgroup), "oracle", "max");
+		if (ret)
+			TH_LOG("cannot make the worker's cgroup: %s", strerror(-ret));
+		EXPECT_EQ(ret, 0);
+	}
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -1280,6 +1301,12 @@ TEST(fuzz_single_worker_knows_pool_and_charge_exactly)
 		EXPECT_TRUE(lp_key_absent(k, lpsz));
 	EXPECT_EQ(restore_pool(total0), total0);
 	EXPECT_EQ(lp_settle_nfree(total0), total0);
+	if (cgroup[0]) {
+		/* Every charge back; no limit, so no refusal counted. */
+		EXPECT_EQ(settle_current(cgroup, 0), 0);
+		EXPECT_EQ(cg_events(cgroup), 0);
+		EXPECT_EQ(cg_rmdir(cgroup), 0);
+	}
 	ASSERT_GT(pid, 0);
 	if (WIFSIGNALED(st))
 		TH_LOG("the worker was killed by signal %d (%s)", WTERMSIG(st),

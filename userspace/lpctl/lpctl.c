@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <ftw.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -486,6 +487,231 @@ static int pool_stat(struct pool_stat *st)
 	return st->total >= 0 && st->free >= 0 ? 0 : -1;
 }
 
+/* ------------------------------------------------------------- cgroups */
+
+/*
+ * The misc cgroup controller's "largepage" resource: each cgroup's pages
+ * (misc.current), limit (misc.max) and refusals (misc.events), where
+ * cgroup2 is mounted and the kernel has the controller (misc.capacity in
+ * the root names largepage).
+ */
+struct lp_cgroup {
+	char path[PATH_MAX];	/* from the cgroup2 root: "/db" */
+	long current;
+	long max;		/* -1: "max", no limit */
+	long refused;		/* largepage.max of misc.events */
+};
+
+static char cg_mount[PATH_MAX];	/* where cgroup2 is mounted, or "" */
+
+/* The value of "key N" in a flat-keyed file; -1 if none ("max": -2). */
+static long flat_value(const char *file, const char *key)
+{
+	char name[64], val[32];
+	long v = -1;
+	FILE *f = fopen(file, "re");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %31s", name, val) == 2) {
+		if (strcmp(name, key))
+			continue;
+		v = !strcmp(val, "max") ? -2 : strtol(val, NULL, 10);
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+/* Find cgroup2 in /proc/self/mountinfo; 1 if it has misc's largepage. */
+static int cgroup_misc(void)
+{
+	char line[1024], mnt[PATH_MAX], fs[64], cap[PATH_MAX + 32];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	const char *sep;
+
+	cg_mount[0] = '\0';
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - FSTYPE ... */
+		sep = strstr(line, " - ");
+		if (!sep || sscanf(sep + 3, "%63s", fs) != 1 ||
+		    strcmp(fs, "cgroup2") ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		snprintf(cg_mount, sizeof(cg_mount), "%s", mnt);
+		break;
+	}
+	fclose(f);
+	if (!cg_mount[0])
+		return 0;
+	snprintf(cap, sizeof(cap), "%s/misc.capacity", cg_mount);
+	return !access(cap, R_OK);
+}
+
+/* One cgroup's counts, by its directory; 0, or -1 without misc files. */
+static int cgroup_read(const char *dir, struct lp_cgroup *cg)
+{
+	char file[PATH_MAX + 32];
+
+	snprintf(file, sizeof(file), "%s/misc.current", dir);
+	cg->current = flat_value(file, "largepage");
+	if (cg->current < 0)
+		return -1;
+	snprintf(file, sizeof(file), "%s/misc.max", dir);
+	cg->max = flat_value(file, "largepage");
+	if (cg->max == -2)
+		cg->max = -1;
+	snprintf(file, sizeof(file), "%s/misc.events", dir);
+	cg->refused = flat_value(file, "largepage.max");
+	if (cg->refused < 0)
+		cg->refused = 0;
+	snprintf(cg->path, sizeof(cg->path), "%s",
+		 dir[strlen(cg_mount)] ? dir + strlen(cg_mount) : "/");
+	return 0;
+}
+
+static struct lp_cgroup *cg_list;
+static size_t cg_count;
+
+static int cgroup_visit(const char *dir, const struct stat *st, int type,
+			struct FTW *ftw)
+{
+	struct lp_cgroup cg, *more;
+
+	(void)st;
+	(void)ftw;
+	if (type != FTW_D || cgroup_read(dir, &cg))
+		return 0;
+	/* Those that hold, limit or refused large pages. */
+	if (!cg.current && cg.max < 0 && !cg.refused)
+		return 0;
+	more = realloc(cg_list, (cg_count + 1) * sizeof(*cg_list));
+	if (!more)
+		return -1;
+	cg_list = more;
+	cg_list[cg_count++] = cg;
+	return 0;
+}
+
+/*
+ * The cgroups that hold, limit or refused large pages, in tree order:
+ * their number, or -1 when there is no misc controller to ask.
+ */
+static long read_cgroups(struct lp_cgroup **list)
+{
+	free(cg_list);
+	cg_list = NULL;
+	cg_count = 0;
+	*list = NULL;
+	if (!cgroup_misc())
+		return -1;
+	if (nftw(cg_mount, cgroup_visit, 32, FTW_PHYS) < 0)
+		return -1;
+	*list = cg_list;
+	return cg_count;
+}
+
+static void print_cgroups(long psize)
+{
+	struct lp_cgroup *cgs;
+	long i, n = read_cgroups(&cgs);
+	char sz[32], max[32];
+
+	if (n < 0) {
+		printf("Cgroups:         no limits (no cgroup2 with the misc controller)\n");
+		return;
+	}
+	if (!n) {
+		printf("Cgroups:         none holds or limits large pages (misc controller)\n");
+		return;
+	}
+	printf("Cgroups:         %ld (misc controller, resource largepage)\n", n);
+	printf("%-40s %8s %10s %8s %8s\n", "CGROUP", "PAGES", "SIZE", "MAX",
+	       "REFUSED");
+	for (i = 0; i < n; i++) {
+		if (cgs[i].max < 0)
+			snprintf(max, sizeof(max), "max");
+		else
+			snprintf(max, sizeof(max), "%ld", cgs[i].max);
+		printf("%-40s %8ld %10s %8s %8ld\n", cgs[i].path,
+		       cgs[i].current,
+		       fmt_size(sz, sizeof(sz),
+				(unsigned long long)cgs[i].current * psize),
+		       max, cgs[i].refused);
+	}
+}
+
+/*
+ * How many more pages the caller's cgroup and its ancestors let it take
+ * (the tightest misc.max less misc.current), and the cgroup that sets
+ * it, in *@who: -1 with no limit or no controller, -2 unknown.
+ */
+static long cgroup_room(char *who, size_t size)
+{
+	char line[PATH_MAX + 8], dir[2 * PATH_MAX + 8], *p;
+	struct lp_cgroup cg;
+	long room = -1;
+	FILE *f;
+
+	who[0] = '\0';
+	if (!cgroup_misc())
+		return -1;
+	f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return -2;
+	p = NULL;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			p = line + 3;
+			break;
+		}
+	fclose(f);
+	if (!p)
+		return -2;
+	/* From the caller's cgroup up to the root's first child. */
+	while (strcmp(p, "/") && *p) {
+		snprintf(dir, sizeof(dir), "%s%s", cg_mount, p);
+		if (!cgroup_read(dir, &cg) && cg.max >= 0 &&
+		    (room < 0 || cg.max - cg.current < room)) {
+			room = cg.max > cg.current ? cg.max - cg.current : 0;
+			snprintf(who, size, "%s", p);
+		}
+		*strrchr(p, '/') = '\0';
+		if (!*p)
+			break;
+	}
+	return room;
+}
+
+static void json_cgroups(const char *sep)
+{
+	struct lp_cgroup *cgs;
+	long i, n = read_cgroups(&cgs);
+
+	json_key(sep, "cgroups");
+	if (n < 0) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('[');
+	for (i = 0; i < n; i++) {
+		json_key(i ? ",{" : "{", "path");
+		json_str(cgs[i].path);
+		json_long(",", "pages", cgs[i].current);
+		json_key(",", "max");
+		if (cgs[i].max < 0)
+			fputs("null", stdout);
+		else
+			printf("%ld", cgs[i].max);
+		json_long(",", "refused", cgs[i].refused);
+		putchar('}');
+	}
+	putchar(']');
+}
+
 /* --json as the only argument: 1; none: 0; anything else: -1. */
 static int json_flag(int argc, char **argv)
 {
@@ -527,6 +753,7 @@ static int status_json(long psize, long total, long nfree,
 		}
 		putchar(']');
 	}
+	json_cgroups(",");
 	fputs("}\n", stdout);
 	free(segs);
 	return EXIT_OK;
@@ -577,6 +804,7 @@ static int cmd_status(int argc, char **argv)
 	if (!cpu_has_pse())
 		printf("Note: this CPU has no large pages (no PSE): the pool stays empty.\n");
 	print_segments(psize);
+	print_cgroups(psize);
 	return EXIT_OK;
 }
 
@@ -1507,8 +1735,9 @@ static long long cmdline_pages(char *text, size_t size)
 
 static int cmd_explain(int argc, char **argv)
 {
-	long psize, total = 0, nfree = 0, key = 0, conf_pages = -1;
-	int bad = 0, err = 0, json = 0, i, unlimited = 0;
+	long psize, total = 0, nfree = 0, key = 0, conf_pages = -1, room;
+	int bad = 0, err = 0, json = 0, i, unlimited = 0, misc;
+	char cg_who[PATH_MAX + 8];
 	long long boot;
 	struct rlimit rl;
 	char a[32], b[32], boot_text[128], group_how[64];
@@ -1576,6 +1805,10 @@ static int cmd_explain(int argc, char **argv)
 		lock_how = "RLIMIT_MEMLOCK";
 	}
 
+	/* The tightest misc.max of the caller's cgroup and its ancestors. */
+	room = cgroup_room(cg_who, sizeof(cg_who));
+	misc = cgroup_misc();
+
 	/* The proof: map one page and give it back. */
 	p = lp_alloc(psize, PROT_READ, MAP_PRIVATE);
 	if (p)
@@ -1614,6 +1847,18 @@ static int cmd_explain(int argc, char **argv)
 			fputs("null", stdout);
 		json_key(",", "group_member");
 		fputs(group && in_group(group) ? "true" : "false", stdout);
+		json_key(",", "cgroup_misc");
+		fputs(misc ? "true" : "false", stdout);
+		json_key(",", "cgroup_limited_by");
+		if (room >= 0)
+			json_str(cg_who);
+		else
+			fputs("null", stdout);
+		json_key(",", "cgroup_room");
+		if (room >= 0)
+			printf("%ld", room);
+		else
+			fputs("null", stdout);
 		json_key(",", "probe_ok");
 		fputs(p ? "true" : "false", stdout);
 		json_key(",", "probe_error");
@@ -1660,11 +1905,22 @@ static int cmd_explain(int argc, char **argv)
 	if (!unlimited && group)
 		printf("Group:           members of group %lu (kernel.largepage_group) have no limit\n",
 		       (unsigned long)group);
+	if (room >= 0)
+		printf("Cgroup:          %s allows %ld more large pages (misc.max, largepage)%s\n",
+		       cg_who, room,
+		       room ? "" : ": calls give ENOMEM (raise its misc.max)");
+	else if (room == -2)
+		printf("Cgroup:          cannot read /proc/self/cgroup\n");
+	else if (misc)
+		printf("Cgroup:          no large-page limit (misc.max) on this cgroup or above\n");
+	else
+		printf("Cgroup:          no misc controller: no per-cgroup limit\n");
 	if (p)
 		printf("Probe:           mapped and freed one large page: you can get large pages\n");
 	else
-		printf("Probe:           get_large_pages() of %s: %s\n",
-		       fmt_size(b, sizeof(b), psize), strerror(err));
+		printf("Probe:           get_large_pages() of %s: %s%s\n",
+		       fmt_size(b, sizeof(b), psize), strerror(err),
+		       err == ENOMEM && !room ? " (the cgroup's limit)" : "");
 	if (key && explain_segment(key, psize))
 		bad = 1;
 	return bad ? EXIT_FAIL : EXIT_OK;
