@@ -492,8 +492,8 @@ static int pool_stat(struct pool_stat *st)
 /*
  * The misc cgroup controller's "largepage" resource: each cgroup's pages
  * (misc.current), limit (misc.max) and refusals (misc.events), where
- * cgroup2 is mounted and the kernel has the controller (misc.capacity in
- * the root names largepage).
+ * cgroup2 is mounted and the kernel has the controller (the root has
+ * misc.capacity).
  */
 struct lp_cgroup {
 	char path[PATH_MAX];	/* from the cgroup2 root: "/db" */
@@ -523,7 +523,7 @@ static long flat_value(const char *file, const char *key)
 	return v;
 }
 
-/* Find cgroup2 in /proc/self/mountinfo; 1 if it has misc's largepage. */
+/* Find cgroup2 in /proc/self/mountinfo; 1 if it has the misc controller. */
 static int cgroup_misc(void)
 {
 	char line[1024], mnt[PATH_MAX], fs[64], cap[PATH_MAX + 32];
