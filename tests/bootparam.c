@@ -219,20 +219,6 @@ TEST(lowmem_pages_counts_the_pools_lowmem_pages)
 	EXPECT_EQ(low, lowmem);
 }
 
-/* The pfn of the large page at p (root sees pfns). */
-static unsigned long pfn_of(const char *p)
-{
-	uint64_t e = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &e, 8, (off_t)((uintptr_t)p / 4096) * 8) != 8)
-		e = 0;
-	close(fd);
-	return e >> 63 ? (unsigned long)(e & ((1ULL << 55) - 1)) : 0;
-}
-
 /*
  * The whole pool again, after all_boot_pages_usable() left every page
  * dirty: as one keyed segment, every page of it zero, whichever zone it
@@ -257,7 +243,7 @@ TEST(whole_pool_zeroed_and_shared_in_both_zones)
 	ASSERT_TRUE(LP_OK(r));
 	for (i = 0; i < (unsigned long)total; i++) {
 		char *page = LP_PTR(r) + i * lp;
-		unsigned long pfn = pfn_of(page);
+		unsigned long pfn = lp_pfn_of(page);
 
 		ASSERT_NE(pfn, 0);
 		low += !high || pfn < high;

@@ -392,20 +392,6 @@ TEST(hwpoison_one_page_at_a_time_ends_one_short)
 	kmsg_memerr(km);
 }
 
-/* The pfn of the large page mapped at p (root sees pfns), or 0. */
-static unsigned long pfn_of(const char *p)
-{
-	uint64_t e = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &e, 8, (off_t)((uintptr_t)p / 4096) * 8) != 8)
-		e = 0;
-	close(fd);
-	return e >> 63 ? (unsigned long)(e & ((1ULL << 55) - 1)) : 0;
-}
-
 #define ZSYS "/sys/kernel/mm/largepage/"
 
 /* The pool's count of pages taken out for memory errors, or -1. */
@@ -454,7 +440,7 @@ TEST(hwpoison_zerod_withdraws_poisoned_free_page)
 		r = lp_get(0, F * lp, RW, MAP_PRIVATE);
 		ASSERT_TRUE(LP_OK(r));
 		lp_fill(LP_PTR(r), F * lp, 0x9c00);
-		pfn = pfn_of(LP_PTR(r) + (F - 1) * lp);
+		pfn = lp_pfn_of(LP_PTR(r) + (F - 1) * lp);
 		ASSERT_NE(pfn, 0);
 		ASSERT_EQ(lp_free(r), 0);
 		bad = pfn + lp_nr() / 2;

@@ -185,6 +185,50 @@ static inline const char *lp_flavour(void)
 	return name;
 }
 
+/*
+ * The pfn of the page mapped at p, from /proc/self/pagemap (root sees
+ * pfns), or 0.
+ */
+static inline unsigned long lp_pfn_of(const char *p)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, 8, (off_t)((uintptr_t)p / 4096) * 8) != 8)
+		e = 0;
+	close(fd);
+	return e >> 63 ? (unsigned long)(e & ((1ULL << 55) - 1)) : 0;
+}
+
+/*
+ * The value of "key N" in a flat-keyed file (a cgroup's memory.events,
+ * misc.current), or -1 if it has no such line.
+ */
+static inline long flat_read(const char *path, const char *key)
+{
+	char name[64];
+	long v, ret = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", name, &v) == 2)
+		if (!strcmp(name, key))
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
+static inline long cg_value(const char *cg, const char *file, const char *key)
+{
+	char path[320];
+
+	snprintf(path, sizeof(path), "%.200s/%s", cg, file);
+	return flat_read(path, key);
+}
+
 /* Run fn in a child; return its wait status. */
 static inline int run_child(void (*fn)(void *), void *arg)
 {

@@ -30,30 +30,6 @@ static inline int misc_built(void)
 	return found;
 }
 
-/* The value of "key N" in a flat-keyed file, or -1 if it has no such line. */
-static inline long flat_read(const char *path, const char *key)
-{
-	char name[64];
-	long v, ret = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", name, &v) == 2)
-		if (!strcmp(name, key))
-			ret = v;
-	fclose(f);
-	return ret;
-}
-
-static inline long cg_value(const char *cg, const char *file, const char *key)
-{
-	char path[320];
-
-	snprintf(path, sizeof(path), "%.200s/%s", cg, file);
-	return flat_read(path, key);
-}
-
 static inline long cg_current(const char *cg)
 {
 	return cg_value(cg, "misc.current", "largepage");

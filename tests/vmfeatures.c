@@ -304,24 +304,6 @@ static long cg_read(const char *file)
 	return read_long(path);
 }
 
-/* A "key value" line of a flat-keyed file (memory.events), or -1. */
-static long cg_event(const char *file, const char *key)
-{
-	char path[128], name[64];
-	long v, ret = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", undo.cg, file);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", name, &v) == 2)
-		if (!strcmp(name, key))
-			ret = v;
-	fclose(f);
-	return ret;
-}
-
 /* Move the calling process into the test's cgroup; 0 or -errno. */
 static int cg_enter(void)
 {
@@ -777,7 +759,7 @@ static void memcg_nocharge_body(void)
 		TH_LOG("memory.current went from %ld to %ld", c0, c1);
 	EXPECT_TRUE(c1 - c0 < (long)MIB(1));
 	EXPECT_EQ(lp_nfree(), nfree - 6);
-	EXPECT_EQ(cg_event("memory.events", "oom_kill"), 0);
+	EXPECT_EQ(cg_value(undo.cg, "memory.events", "oom_kill"), 0);
 	lp_peer_send(&p, 0);
 	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
@@ -851,7 +833,7 @@ static void memcg_oom_body(void)
 	if (!CHILD_SIGNALED(st, SIGKILL))
 		TH_LOG("child status %#x (exit 3: it was not killed)", st);
 	EXPECT_TRUE(CHILD_SIGNALED(st, SIGKILL));
-	EXPECT_GE(cg_event("memory.events", "oom_kill"), 1);
+	EXPECT_GE(cg_value(undo.cg, "memory.events", "oom_kill"), 1);
 
 	/* What the victim wrote stays; its private page came back. */
 	EXPECT_TRUE(intact(seg, len, 0x7111));
@@ -1323,7 +1305,7 @@ static void swap_body(void)
 	st = lp_peer_wait(&p);
 	if (WIFSIGNALED(st))
 		TH_LOG("the child was killed by signal %d (oom_kill %ld)",
-		       WTERMSIG(st), cg_event("memory.events", "oom_kill"));
+		       WTERMSIG(st), cg_value(undo.cg, "memory.events", "oom_kill"));
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_EQ(lp_settle_nfree(hold), hold);
 	for (k = 0; k < NKINDS; k++)
