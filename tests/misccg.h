@@ -30,19 +30,38 @@ static inline int misc_built(void)
 	return found;
 }
 
+/* misc.capacity's largepage line: the pool's total; -1 while it is 0. */
+static inline long capacity(void)
+{
+	return flat_read(CG_ROOT "/misc.capacity", "largepage");
+}
+
+/*
+ * A line of one of @cg's misc files. 6.1's misc controller prints a
+ * resource's line only while its capacity, or that count itself, is not
+ * 0: an empty pool (capacity 0) leaves no line where the count is 0. So
+ * a line that is missing while misc.capacity has none either is 0; while
+ * the capacity has one, or where the file is missing, it is -1.
+ */
+static inline long cg_line(const char *cg, const char *file, const char *key)
+{
+	char path[320];
+	long v = cg_value(cg, file, key);
+
+	snprintf(path, sizeof(path), "%.200s/%s", cg, file);
+	if (v < 0 && !access(path, R_OK) && capacity() < 0)
+		return 0;
+	return v;
+}
+
 static inline long cg_current(const char *cg)
 {
-	return cg_value(cg, "misc.current", "largepage");
+	return cg_line(cg, "misc.current", "largepage");
 }
 
 static inline long cg_events(const char *cg)
 {
-	return cg_value(cg, "misc.events", "largepage.max");
-}
-
-static inline long capacity(void)
-{
-	return flat_read(CG_ROOT "/misc.capacity", "largepage");
+	return cg_line(cg, "misc.events", "largepage.max");
 }
 
 /*
