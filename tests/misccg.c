@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <linux/magic.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include "agent.h"
 #include "misccg.h"
 
@@ -578,5 +579,171 @@ TEST(misccg_racing_cgroups_charge_exactly)
 		EXPECT_EQ(settle_current(cg[c], 0), 0);
 		cg_remove(cg[c]);
 	}
+	EXPECT_EQ(lp_settle_nfree(F), F);
+}
+
+/* ------------------------------------------- a refused tenant, alone */
+
+static double lp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define ZEROED "/sys/kernel/mm/largepage/free_zeroed_pages"
+#define HAMMER_SECS 2
+#define VICTIM_CALLS 1500
+
+struct tenants {
+	int stop;
+	long hammer_calls, hammer_other;	/* whole-pool gets; not ENOMEM */
+	long nobody_calls, nobody_other;	/* the same, over memlock */
+	long victim_calls, victim_failed;
+};
+
+/*
+ * A tenant that is refused every time: get the whole pool over and over
+ * until told to stop. Every call must fail with ENOMEM.
+ */
+static void hammer(struct tenants *t, long pages, long *calls, long *other)
+{
+	long r;
+
+	while (!__atomic_load_n(&t->stop, __ATOMIC_SEQ_CST)) {
+		r = lp_get(0, pages * lp_size(), RW, MAP_PRIVATE);
+		__atomic_add_fetch(calls, 1, __ATOMIC_SEQ_CST);
+		if (LP_OK(r) || errno != ENOMEM) {
+			__atomic_add_fetch(other, 1, __ATOMIC_SEQ_CST);
+			if (LP_OK(r))
+				lp_free(r);
+		}
+	}
+	_exit(0);
+}
+
+static pid_t start_hammer(struct tenants *t, const char *cg, long pages,
+			  int nobody)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	if (cg && cg_enter(cg, getpid()))
+		_exit(2);
+	if (nobody) {
+		lp_set_memlock(lp_size());	/* one page: never the pool */
+		become_nobody();
+		hammer(t, pages, &t->nobody_calls, &t->nobody_other);
+	}
+	hammer(t, pages, &t->hammer_calls, &t->hammer_other);
+	return 0;
+}
+
+/* free_zeroed_pages once every free page is zeroed (lp_zerod idle). */
+static long settle_zeroed(long want)
+{
+	long z = read_long(ZEROED);
+	int i;
+
+	for (i = 0; i < 6000 && z != want; i++) {
+		usleep(20000);
+		z = read_long(ZEROED);
+	}
+	return z;
+}
+
+/*
+ * SPEC 2: a refused call never disturbs the pool. A tenant whose cgroup
+ * is at "largepage 0" asks for the whole pool in a loop, beside a nobody
+ * whose RLIMIT_MEMLOCK is one page doing the same: every call is refused,
+ * and no page leaves the pool even for an instant. While they hammer
+ * alone, LargePages_Free and free_zeroed_pages never move from the whole
+ * pool (a kernel that took the pages before the charge failed gives them
+ * back to be zeroed again); then a tenant of another cgroup makes
+ * VICTIM_CALLS one-page get and free calls, and every one succeeds.
+ * misc.events counts each of the limited tenant's refusals, exactly: it
+ * asks for all but one page, so the pool itself never refuses it.
+ */
+TEST(misccg_refused_tenant_never_disturbs_the_pool)
+{
+	struct tenants *t = mmap(NULL, sizeof(*t), RW,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	long F = lp_nfree(), z, zmin, fmin, f, r;
+	char cg[2][128];
+	pid_t ham, nob, vic;
+	double end;
+	int st;
+
+	misc_ready();
+	ASSERT_TRUE(t != MAP_FAILED);
+	ASSERT_GE(F, 4);
+	ASSERT_EQ(lp_total(), F);
+	cg_make(cg[0], sizeof(cg[0]), NULL, "refused", "0");
+	cg_make(cg[1], sizeof(cg[1]), NULL, "victim", "max");
+	z = settle_zeroed(F);
+	TH_LOG("pool %ld pages, %ld zeroed", F, z);
+	ASSERT_EQ(z, F);
+
+	/* F - 1: the victim holds at most one page, so it is never short. */
+	ham = start_hammer(t, cg[0], F - 1, 0);
+	ASSERT_GT(ham, 0);
+	nob = start_hammer(t, NULL, F, 1);
+	ASSERT_GT(nob, 0);
+	zmin = fmin = F;
+	for (end = lp_now() + HAMMER_SECS; lp_now() < end;) {
+		z = read_long(ZEROED);
+		f = lp_nfree();
+		zmin = z < zmin ? z : zmin;
+		fmin = f < fmin ? f : fmin;
+	}
+	TH_LOG("hammering alone: %ld and %ld refused calls; free pages never below %ld, zeroed never below %ld",
+	       __atomic_load_n(&t->hammer_calls, __ATOMIC_SEQ_CST),
+	       __atomic_load_n(&t->nobody_calls, __ATOMIC_SEQ_CST), fmin, zmin);
+	EXPECT_EQ(fmin, F);
+	EXPECT_EQ(zmin, F);
+
+	vic = fork();
+	ASSERT_GE(vic, 0);
+	if (vic == 0) {
+		if (cg_enter(cg[1], getpid()))
+			_exit(2);
+		for (st = 0; st < VICTIM_CALLS; st++) {
+			r = lp_get(0, lp_size(), RW, MAP_PRIVATE);
+			t->victim_calls++;
+			if (!LP_OK(r)) {
+				t->victim_failed++;
+				continue;
+			}
+			*(volatile char *)LP_PTR(r) = 1;
+			if (lp_free(r))
+				t->victim_failed++;
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(vic, &st, 0), vic);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	__atomic_store_n(&t->stop, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(waitpid(ham, &st, 0), ham);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	ASSERT_EQ(waitpid(nob, &st, 0), nob);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+
+	TH_LOG("beside them: %ld of %ld one-page calls failed; %ld and %ld refused calls in all",
+	       t->victim_failed, t->victim_calls, t->hammer_calls,
+	       t->nobody_calls);
+	EXPECT_EQ(t->victim_calls, VICTIM_CALLS);
+	EXPECT_EQ(t->victim_failed, 0);
+	EXPECT_GT(t->hammer_calls, 0);
+	EXPECT_GT(t->nobody_calls, 0);
+	EXPECT_EQ(t->hammer_other, 0);
+	EXPECT_EQ(t->nobody_other, 0);
+	EXPECT_EQ(cg_events(cg[0]), t->hammer_calls);
+	EXPECT_EQ(cg_current(cg[0]), 0);
+	EXPECT_EQ(cg_events(cg[1]), 0);
+	EXPECT_EQ(settle_current(cg[1], 0), 0);
+	cg_remove(cg[0]);
+	cg_remove(cg[1]);
 	EXPECT_EQ(lp_settle_nfree(F), F);
 }

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <time.h>
 #include "lp.h"
+#include "misccg.h"
 
 #define RW (PROT_READ | PROT_WRITE)
 #define MIXED_SECS 10
@@ -490,6 +491,175 @@ TEST(races_concurrent_creat_maps_one_segment)
 	ASSERT_GE(b->rounds, 1);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_ERRNO(lp_share(CREAT_KEY, 0, lp_size(), PROT_READ, 0), ENOENT);
+}
+
+#define SERIAL_KEY 7300
+#define SERIAL_PROCS 8
+#define SERIAL_ROUNDS 16
+#define SERIAL_POOL 16		/* pages, for the rounds */
+
+/* One round of SERIAL_PROCS callers of one key, released at once. */
+struct serial_board {
+	int ready, go, returned;
+	long ret[SERIAL_PROCS];
+	int err[SERIAL_PROCS];
+};
+
+/*
+ * A caller of the round: share the key (with IPC_EXCL if @excl), mark its
+ * slot of the segment, and once every caller has returned check that
+ * every other caller that got the key maps the same pages.
+ */
+static int serial_caller(struct serial_board *b, int id, int round,
+			 unsigned long len, int excl)
+{
+	volatile uint32_t *seg;
+	double t;
+	long r;
+	int j;
+
+	__atomic_add_fetch(&b->ready, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&b->go, __ATOMIC_SEQ_CST))
+		;
+	r = lp_share(SERIAL_KEY, 0, len, RW,
+		     IPC_CREAT | (excl ? IPC_EXCL : 0) | 0600);
+	b->err[id] = LP_OK(r) ? 0 : errno;
+	b->ret[id] = r;
+	seg = (volatile uint32_t *)LP_PTR(r);
+	if (LP_OK(r))
+		seg[1024 * (id + 1)] = round << 8 | (id + 1);
+	__atomic_add_fetch(&b->returned, 1, __ATOMIC_SEQ_CST);
+	for (t = now() + 30; __atomic_load_n(&b->returned, __ATOMIC_SEQ_CST) <
+	     SERIAL_PROCS; sched_yield())
+		if (now() > t)
+			WFAIL(id, "round %d: a caller did not return", round);
+	if (!LP_OK(r))
+		return 0;
+	for (j = 0; j < SERIAL_PROCS; j++)
+		if (!b->err[j] && seg[1024 * (j + 1)] !=
+		    (uint32_t)(round << 8 | (j + 1))) {
+			errno = 0;
+			WFAIL(id, "round %d: caller %d's mark missing (%#x): two segments for one key",
+			      round, j, seg[1024 * (j + 1)]);
+		}
+	if (lp_unshare(r))
+		WFAIL(id, "round %d: unshare", round);
+	return 0;
+}
+
+/*
+ * SPEC 2: racing callers of one key end as if they had run one after
+ * another, whatever room the pool or a cgroup limit leaves. Each round
+ * (in a pool of SERIAL_POOL pages) releases SERIAL_PROCS callers at once
+ * on a segment of more than half the free pool, in a misc cgroup whose limit is that one segment
+ * (where the kernel has the controller): room for one copy only. Some
+ * callers use IPC_EXCL. Every caller must end created or attached
+ * (the same pages), EEXIST exactly where IPC_EXCL lost (all IPC_EXCL
+ * callers but the creator, if it was one), never ENOMEM, and misc.events
+ * must count no refusal. A kernel whose losers make segments of their
+ * own and give them back fails them with ENOMEM.
+ */
+static void serial_rounds(void *unused)
+{
+	struct serial_board *b = mmap(NULL, sizeof(*b), RW,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	long F = lp_nfree(), n = F / 2 + 1;
+	unsigned long len = n * lp_size();
+	int round, i, st, excl, ok, eexist, other, bad = 0;
+	char cg[128] = "";
+	char max[32];
+	pid_t pid[SERIAL_PROCS];
+
+	(void)unused;
+	ASSERT_TRUE(b != MAP_FAILED);
+	ASSERT_GE(F, 2);
+	ASSERT_EQ(lp_total(), F);
+	if (misc_built()) {
+		snprintf(max, sizeof(max), "%ld", n);
+		ASSERT_EQ(cg_new(cg, sizeof(cg), "serial", max), 0);
+	}
+	TH_LOG("%d rounds of %d callers, %ld of %ld free pages a copy%s",
+	       SERIAL_ROUNDS, SERIAL_PROCS, n, F,
+	       cg[0] ? ", misc.max that one copy" : "");
+	for (round = 0; round < SERIAL_ROUNDS; round++) {
+		memset(b, 0, sizeof(*b));
+		excl = 0;
+		fflush(stdout);
+		for (i = 0; i < SERIAL_PROCS; i++) {
+			int x = (i + round) % 3 == 0;
+
+			excl += x;
+			pid[i] = fork();
+			ASSERT_GE(pid[i], 0);
+			if (pid[i] == 0) {
+				if (cg[0] && cg_enter(cg, getpid()))
+					_exit(3);
+				_exit(serial_caller(b, i, round, len, x));
+			}
+		}
+		while (__atomic_load_n(&b->ready, __ATOMIC_SEQ_CST) < SERIAL_PROCS)
+			usleep(1000);
+		__atomic_store_n(&b->go, 1, __ATOMIC_SEQ_CST);
+		for (i = 0; i < SERIAL_PROCS; i++) {
+			ASSERT_EQ(waitpid(pid[i], &st, 0), pid[i]);
+			if (!CHILD_EXITED(st, 0)) {
+				TH_LOG("round %d: caller %d: status %#x", round, i, st);
+				bad++;
+			}
+		}
+		ok = eexist = other = 0;
+		for (i = 0; i < SERIAL_PROCS; i++) {
+			if (!b->err[i])
+				ok++;
+			else if (b->err[i] == EEXIST && (i + round) % 3 == 0)
+				eexist++;
+			else
+				other++;
+			if (b->err[i] && b->err[i] != EEXIST)
+				TH_LOG("round %d: caller %d%s: %s", round, i,
+				       (i + round) % 3 ? "" : " (IPC_EXCL)",
+				       strerror(b->err[i]));
+		}
+		if (other || ok < 1 || eexist < excl - 1 || eexist > excl) {
+			TH_LOG("round %d: %d attached or created, %d EEXIST of %d IPC_EXCL callers, %d other",
+			       round, ok, eexist, excl, other);
+			bad++;
+		}
+		if (!lp_key_absent(SERIAL_KEY, len)) {
+			TH_LOG("round %d: the key outlived its callers", round);
+			bad++;
+		}
+		if (lp_settle_nfree(F) != F) {
+			TH_LOG("round %d: %ld pages free, not %ld", round,
+			       lp_nfree(), F);
+			bad++;
+		}
+	}
+	EXPECT_EQ(bad, 0);
+	if (cg[0]) {
+		TH_LOG("misc.events of the callers' cgroup: %ld refusals",
+		       cg_events(cg));
+		EXPECT_EQ(cg_events(cg), 0);
+		EXPECT_EQ(settle_current(cg, 0), 0);
+		EXPECT_EQ(cg_rmdir(cg), 0);
+	}
+	_exit(harness_failed);
+}
+
+TEST(races_creators_of_one_key_end_as_if_serialised)
+{
+	long total = lp_total();
+	int st;
+
+	ASSERT_TRUE(need_smp());
+	ASSERT_EQ(lp_nfree(), total);
+	/* A small pool: the rounds are quick, the room as scarce. */
+	if (total > SERIAL_POOL)
+		ASSERT_EQ(lp_resize(SERIAL_POOL - total), 0);
+	st = run_child(serial_rounds, NULL);
+	ASSERT_EQ(lp_resize(total - lp_total()), 0);
+	EXPECT_EQ(lp_total(), total);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
 }
 
 /*

@@ -5,6 +5,7 @@
  * child and puts the pool back to its original size afterwards, whatever
  * the body did: later tests depend on it.
  */
+#include <sched.h>
 #include <sys/stat.h>
 #include "lp.h"
 
@@ -314,4 +315,153 @@ static void nobody_fd_body(void *arg)
 TEST(sysctl_write_refused_through_fd_opened_by_root)
 {
 	EXPECT_TRUE(CHILD_EXITED(resize_test(nobody_fd_body, NULL), 0));
+}
+
+#define NR_PAGES "/sys/kernel/mm/largepage/nr_pages"
+#define HELD_GROW 512		/* pages the held grow asks for */
+
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(4);
+}
+
+/* The state letter of /proc/PID/stat ('D', 'S', ...), or 0 if gone. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* waitpid() @pid for up to @secs seconds: 1 if reaped. */
+static int reaped_within(pid_t pid, double secs)
+{
+	int i, st;
+
+	for (i = 0; i < secs * 100; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+#define RT_RUNTIME "/proc/sys/kernel/sched_rt_runtime_us"
+
+/* Field @field of /proc/PID/stat (39: the CPU it last ran on), or -1. */
+static int proc_field(pid_t pid, int field)
+{
+	char path[64], buf[512], *p;
+	int fd, n, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')');
+	for (i = 2; p && i < field; i++)
+		p = strchr(p + 1, ' ');
+	return p ? atoi(p + 1) : -1;
+}
+
+/*
+ * A numlargepages writer queued behind a resize that holds the resize
+ * mutex a long time (a grow under reclaim; here a grow through nr_pages
+ * on a CPU that a SCHED_FIFO busy loop takes, RT throttling leaving the
+ * grow a thousandth of it) sleeps killably: SIGKILL ends it at once,
+ * while the grow still holds the mutex, instead of leaving it in D state
+ * until the grow ends. The test and the writer run on CPU 1.
+ */
+TEST(sysctl_writer_behind_a_held_grow_is_killable)
+{
+	long total = lp_total(), grown = total, rt = read_long(RT_RUNTIME);
+	pid_t hog, holder, writer = -1;
+	int i, dead, held;
+	char text[32];
+
+	ASSERT_GE(sysconf(_SC_NPROCESSORS_ONLN), 2);
+	ASSERT_EQ(access(NR_PAGES, W_OK), 0);
+	ASSERT_GT(rt, 0);
+	pin_to_cpu(1);
+	ASSERT_EQ(write_text(RT_RUNTIME, "999000\n"), 0);
+	hog = fork();
+	ASSERT_GE(hog, 0);
+	if (hog == 0) {
+		struct sched_param sp = { .sched_priority = 1 };
+
+		pin_to_cpu(0);
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			_exit(5);
+		for (;;)
+			;
+	}
+	/* The busy loop first, on CPU 0 as SCHED_FIFO: then the holder. */
+	for (i = 0; i < 1000 && proc_field(hog, 41) != SCHED_FIFO; i++)
+		usleep(10000);
+	ASSERT_EQ(proc_field(hog, 41), SCHED_FIFO);
+	ASSERT_EQ(proc_field(hog, 39), 0);
+	holder = fork();
+	ASSERT_GE(holder, 0);
+	if (holder == 0) {
+		pin_to_cpu(0);
+		snprintf(text, sizeof(text), "%ld\n", total + HELD_GROW);
+		_exit(write_text(NR_PAGES, text) ? 6 : 0);
+	}
+	/* The first page added: the holder is in its grow, with the mutex. */
+	for (i = 0; i < 3000 && grown == total; i++) {
+		usleep(10000);
+		grown = lp_total();
+	}
+	TH_LOG("the grow holds the resize mutex: %ld pages, was %ld, after %d ms; holder on CPU %d, busy loop on CPU %d (%c, policy %d)",
+	       grown, total, i * 10, proc_field(holder, 39),
+	       proc_field(hog, 39), proc_state(hog) ?: '-',
+	       proc_field(hog, 41));
+	if (grown > total) {
+		writer = fork();
+		ASSERT_GE(writer, 0);
+		if (writer == 0)
+			_exit(write_text(NUMLARGEPAGES, "1\n") ? 7 : 0);
+		for (i = 0; i < 500 && proc_state(writer) != 'D'; i++)
+			usleep(10000);
+		TH_LOG("writer %d: state %c after %d ms", writer,
+		       proc_state(writer) ?: '-', i * 10);
+		EXPECT_EQ(proc_state(writer), 'D');
+		usleep(200000);
+		kill(writer, SIGKILL);
+		dead = reaped_within(writer, 5);
+		held = waitpid(holder, NULL, WNOHANG) == 0 &&
+		       lp_total() < total + HELD_GROW;
+		TH_LOG("SIGKILL: the writer %s; the grow %s at %ld pages",
+		       dead ? "died at once" : "still there after 5 s",
+		       held ? "still holds the mutex" : "has ended", lp_total());
+		EXPECT_TRUE(held);
+		EXPECT_TRUE(dead);
+	}
+	EXPECT_GT(grown, total);
+	kill(holder, SIGKILL);
+	kill(hog, SIGKILL);
+	EXPECT_TRUE(reaped_within(hog, 30));
+	snprintf(text, sizeof(text), "%ld\n", rt);
+	EXPECT_EQ(write_text(RT_RUNTIME, text), 0);
+	reaped_within(holder, 30);
+	if (writer > 0)
+		reaped_within(writer, 30);
+	EXPECT_EQ(restore_pool(total), 0);
 }
