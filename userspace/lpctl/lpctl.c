@@ -550,6 +550,22 @@ static int cgroup_misc(void)
 	return !access(cap, R_OK);
 }
 
+/*
+ * Has the misc controller no largepage capacity, the pool being empty?
+ * Then 6.1 shows no largepage line in any misc file (a missing line is
+ * 0) and refuses a limit in misc.max with EINVAL until the pool has
+ * pages. Call after cgroup_misc().
+ */
+static int misc_pool_empty(void)
+{
+	char cap[PATH_MAX + 32];
+
+	snprintf(cap, sizeof(cap), "%s/misc.capacity", cg_mount);
+	return cg_mount[0] && flat_value(cap, "largepage") < 0;
+}
+
+#define MISC_EMPTY_TEXT "the pool is empty: the misc files show no largepage line, and misc.max refuses a limit (EINVAL) until the pool has pages"
+
 /* One cgroup's counts, by its directory; 0, or -1 without misc files. */
 static int cgroup_read(const char *dir, struct lp_cgroup *cg)
 {
@@ -621,6 +637,10 @@ static void print_cgroups(long psize)
 
 	if (n < 0) {
 		printf("Cgroups:         no limits (no cgroup2 with the misc controller)\n");
+		return;
+	}
+	if (misc_pool_empty()) {
+		printf("Cgroups:         %s\n", MISC_EMPTY_TEXT);
 		return;
 	}
 	if (!n) {
@@ -1849,6 +1869,8 @@ static int cmd_explain(int argc, char **argv)
 		fputs(group && in_group(group) ? "true" : "false", stdout);
 		json_key(",", "cgroup_misc");
 		fputs(misc ? "true" : "false", stdout);
+		json_key(",", "cgroup_misc_pool_empty");
+		fputs(misc && misc_pool_empty() ? "true" : "false", stdout);
 		json_key(",", "cgroup_limited_by");
 		if (room >= 0)
 			json_str(cg_who);
@@ -1905,7 +1927,9 @@ static int cmd_explain(int argc, char **argv)
 	if (!unlimited && group)
 		printf("Group:           members of group %lu (kernel.largepage_group) have no limit\n",
 		       (unsigned long)group);
-	if (room >= 0)
+	if (misc && misc_pool_empty())
+		printf("Cgroup:          %s\n", MISC_EMPTY_TEXT);
+	else if (room >= 0)
 		printf("Cgroup:          %s allows %ld more large pages (misc.max, largepage)%s\n",
 		       cg_who, room,
 		       room ? "" : ": calls give ENOMEM (raise its misc.max)");
