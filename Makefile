@@ -15,6 +15,7 @@
 #   make apps                 PostgreSQL under systemd on large pages, from the packages
 #   make boot-soak [N=100]    boot the test kernels N times, count early-boot stalls
 #   make mutants [MUTANTS=NN] plant each bug of tests/mutants in the pae kernel, run the suite
+#   make fuzz-seeds [RUNS=50] the oracle and the fuzzer RUNS times each, fresh seeds
 
 BUILD ?= $(CURDIR)/build
 FLAVOURS ?= pae nopae off
@@ -78,6 +79,11 @@ bench: rootfs
 boot-soak: rootfs
 	@scripts/boot-soak $(or $(N),100) $(FLAVOURS)
 
+# The gate's randomized tests over many seeds (opt-in): a model gap
+# shows here before it reddens somebody's make test.
+fuzz-seeds: rootfs
+	@scripts/fuzz-seeds $(or $(RUNS),50) $(filter pae nopae,$(FLAVOURS))
+
 # Mutation testing (opt-in; a kernel build and a suite run a mutant).
 mutants:
 	@$(MAKE) -s rootfs FLAVOURS="pae nopae"
@@ -118,5 +124,5 @@ apps: debs
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps source patch lint kernel tests rootfs test run bench boot-soak mutants check-series deb \
+.PHONY: all deps source patch lint kernel tests rootfs test run bench boot-soak fuzz-seeds mutants check-series deb \
 	debs debs-tools test-deb check-configs apps clean
