@@ -77,6 +77,17 @@ bench_die(const char *fmt, ...)
 	exit(1);
 }
 
+/*
+ * 4 KiB pages only: no transparent huge page in a baseline row. A kernel
+ * without THP (the nopae test kernel) has none to refuse and says
+ * EINVAL, which is what we asked for.
+ */
+static inline void bench_no_thp(void *p, size_t len)
+{
+	if (madvise(p, len, MADV_NOHUGEPAGE) && errno != EINVAL)
+		bench_die("madvise MADV_NOHUGEPAGE");
+}
+
 /* Common start of every main(): line-buffered stdout, the repetitions. */
 static inline void bench_init(const char *test, int argc, char **argv)
 {

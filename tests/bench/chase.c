@@ -72,8 +72,7 @@ static char *alloc(int kind)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			bench_die("mmap 4k");
-		if (madvise(p, SEG_LEN, MADV_NOHUGEPAGE))
-			bench_die("madvise MADV_NOHUGEPAGE");
+		bench_no_thp(p, SEG_LEN);
 		return p;
 	}
 }

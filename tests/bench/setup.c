@@ -29,8 +29,7 @@ static char *map_4k(void)
 
 	if (p == MAP_FAILED)
 		bench_die("mmap 4k");
-	if (madvise(p, SEG_LEN, MADV_NOHUGEPAGE))
-		bench_die("madvise MADV_NOHUGEPAGE");
+	bench_no_thp(p, SEG_LEN);
 	return p;
 }
 
