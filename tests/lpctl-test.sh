@@ -419,6 +419,20 @@ if [ -e $CG/misc.capacity ]; then
 	run status
 	check "status: the holder gone, the cgroup holds 0" \
 		is "$name" "$(cgrow $name)" "0 1 2"
+	# An empty pool: 6.1 shows no largepage line and refuses a limit.
+	echo 0 >$LPSYS/nr_pages
+	run status
+	check "status, empty pool: says the misc files show nothing" \
+		grep -q "^Cgroups: *the pool is empty: the misc files show no largepage line" "$tmp/out"
+	run explain
+	check "explain, empty pool: says a limit is refused until it has pages" \
+		grep -q "^Cgroup: *the pool is empty: .*misc.max refuses a limit (EINVAL)" "$tmp/out"
+	run explain --json
+	check "explain --json, empty pool: cgroup_misc_pool_empty" \
+		is "json" "$(json cgroup_misc_pool_empty)" true
+	check "empty pool: misc.max refuses a limit" \
+		eval '! echo "largepage 2" 2>/dev/null >$cg/misc.max'
+	echo "$s" >$LPSYS/nr_pages
 	rmdir $cg
 else
 	echo "# no $CG/misc.capacity: a kernel without the misc controller"
@@ -437,6 +451,19 @@ else
 		"false null null"
 	check "explain: the probe still maps a page" grep -q '"probe_ok":true' "$tmp/out"
 	check "no misc.events anywhere" eval '! ls $CG/*/misc.events >/dev/null 2>&1'
+	# An empty pool changes nothing of that.
+	echo 0 >$LPSYS/nr_pages
+	run status
+	check "status, empty pool: still no misc controller" \
+		grep -q "^Cgroups: *no limits (no cgroup2 with the misc controller)" "$tmp/out"
+	run explain
+	check "explain, empty pool: still no misc controller" \
+		grep -q "^Cgroup: *no misc controller" "$tmp/out"
+	run explain --json
+	check "explain --json, empty pool: not cgroup_misc_pool_empty" \
+		is "json" "$(json cgroup_misc_pool_empty)" false
+	check "empty pool: the pool is empty" is total "$(total)" 0
+	echo "$s" >$LPSYS/nr_pages
 fi
 
 # ---------------------------------------------------------------- the end
