@@ -384,23 +384,26 @@ static int proc_field(pid_t pid, int field)
 /*
  * A numlargepages writer queued behind a resize that holds the resize
  * mutex a long time (a grow under reclaim; here a grow through nr_pages
- * on a CPU that a SCHED_FIFO busy loop takes, RT throttling leaving the
- * grow a thousandth of it) sleeps killably: SIGKILL ends it at once,
- * while the grow still holds the mutex, instead of leaving it in D state
- * until the grow ends. The test and the writer run on CPU 1.
+ * on a CPU that a SCHED_FIFO busy loop takes as soon as the grow has
+ * begun, RT throttling leaving the grow a thousandth of it) sleeps
+ * killably: SIGKILL ends it at once, while the grow still holds the
+ * mutex, instead of leaving it in D state until the grow ends. The test
+ * and the writer run on CPU 1.
  */
 TEST(sysctl_writer_behind_a_held_grow_is_killable)
 {
 	long total = lp_total(), grown = total, rt = read_long(RT_RUNTIME);
 	pid_t hog, holder, writer = -1;
-	int i, dead, held;
-	char text[32];
+	int i, dead, held, go[2];
+	char text[32], c = 0;
 
 	ASSERT_GE(sysconf(_SC_NPROCESSORS_ONLN), 2);
 	ASSERT_EQ(access(NR_PAGES, W_OK), 0);
 	ASSERT_GT(rt, 0);
+	ASSERT_EQ(pipe(go), 0);
 	pin_to_cpu(1);
 	ASSERT_EQ(write_text(RT_RUNTIME, "999000\n"), 0);
+	/* The busy loop, SCHED_FIFO on CPU 0, waits for the word. */
 	hog = fork();
 	ASSERT_GE(hog, 0);
 	if (hog == 0) {
@@ -409,14 +412,15 @@ TEST(sysctl_writer_behind_a_held_grow_is_killable)
 		pin_to_cpu(0);
 		if (sched_setscheduler(0, SCHED_FIFO, &sp))
 			_exit(5);
+		if (read(go[0], &c, 1) != 1)
+			_exit(6);
 		for (;;)
 			;
 	}
-	/* The busy loop first, on CPU 0 as SCHED_FIFO: then the holder. */
-	for (i = 0; i < 1000 && proc_field(hog, 41) != SCHED_FIFO; i++)
+	for (i = 0; i < 1000 && (proc_field(hog, 41) != SCHED_FIFO ||
+				 proc_state(hog) != 'S'); i++)
 		usleep(10000);
 	ASSERT_EQ(proc_field(hog, 41), SCHED_FIFO);
-	ASSERT_EQ(proc_field(hog, 39), 0);
 	holder = fork();
 	ASSERT_GE(holder, 0);
 	if (holder == 0) {
@@ -424,15 +428,18 @@ TEST(sysctl_writer_behind_a_held_grow_is_killable)
 		snprintf(text, sizeof(text), "%ld\n", total + HELD_GROW);
 		_exit(write_text(NR_PAGES, text) ? 6 : 0);
 	}
-	/* The first page added: the holder is in its grow, with the mutex. */
-	for (i = 0; i < 3000 && grown == total; i++) {
-		usleep(10000);
-		grown = lp_total();
-	}
-	TH_LOG("the grow holds the resize mutex: %ld pages, was %ld, after %d ms; holder on CPU %d, busy loop on CPU %d (%c, policy %d)",
-	       grown, total, i * 10, proc_field(holder, 39),
-	       proc_field(hog, 39), proc_state(hog) ?: '-',
-	       proc_field(hog, 41));
+	/*
+	 * The first page added: the holder is in its grow, with the mutex.
+	 * Watched without a pause, on the other CPU: the grow is quick.
+	 */
+	for (i = 0; i < 2000000 && grown == total; i++)
+		grown = read_long(NR_PAGES);
+	EXPECT_EQ(write(go[1], &c, 1), 1);
+	usleep(50000);
+	grown = lp_total();
+	TH_LOG("the grow holds the resize mutex: %ld pages, was %ld; holder on CPU %d, busy loop on CPU %d (%c, policy %d)",
+	       grown, total, proc_field(holder, 39), proc_field(hog, 39),
+	       proc_state(hog) ?: '-', proc_field(hog, 41));
 	if (grown > total) {
 		writer = fork();
 		ASSERT_GE(writer, 0);
