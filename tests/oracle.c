@@ -89,7 +89,7 @@ enum {
 	N_BOTH, N_HUGE, N_EINVAL_ARGS, N_EINVAL_LEN, N_EINVAL_ADDR, N_EEXIST,
 	N_ENOENT, N_EACCES, N_EPERM, N_ATTACH_AT_0, N_GROW, N_GROW_SHORT,
 	N_SHRINK, N_SHRINK_IN_USE, N_RESIZE_SAME, N_RESIZE_JUNK,
-	N_RESIZE_DENIED, N_PROBE_OVER, N_PROBE_ALL, N_NR
+	N_RESIZE_DENIED, N_EMPTIED, N_PROBE_OVER, N_PROBE_ALL, N_NR
 };
 
 static const struct {
@@ -125,6 +125,7 @@ static const struct {
 	[N_RESIZE_SAME] = { "resizes to the same size", 0 },
 	[N_RESIZE_JUNK] = { "EINVAL: resize text not a number", 1 },
 	[N_RESIZE_DENIED] = { "resizes by the worker refused", 0 },
+	[N_EMPTIED] = { "shrinks that emptied the pool", 0 },
 	[N_PROBE_OVER] = { "probes: one page over the limit refused", 10 },
 	[N_PROBE_ALL] = { "probes: all the limit leaves had", 10 },
 };
@@ -859,6 +860,7 @@ static void op_resize(void)
 		W.n[N_SHRINK]++;
 		W.n[N_SHRINK_IN_USE] += m < -n;
 		W.total -= m;
+		W.n[N_EMPTIED] += !W.total;
 	} else {
 		W.n[N_RESIZE_SAME]++;
 	}
