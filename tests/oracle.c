@@ -322,6 +322,18 @@ static int data_ok(const struct map *m, const char *why)
 	return good;
 }
 
+/* The worker's /proc/self/maps, as diagnostics. */
+static void dump_maps(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		printf("#   maps: %s", line);
+	if (f)
+		fclose(f);
+}
+
 /* A new mapping: aligned, below TASK_SIZE, over nothing the worker has. */
 static void placed_ok(long r, long pages, unsigned long want_at,
 		      const char *what)
@@ -339,9 +351,11 @@ static void placed_ok(long r, long pages, unsigned long want_at,
 				 what, a, len, W.maps[i].addr);
 	if (a < n + 4 * 4096 && n < a + len)
 		mismatch("%s gave %#lx+%#lx, over a normal mapping", what, a, len);
-	if (want_at && a != want_at)
+	if (want_at && a != want_at) {
 		mismatch("%s gave %#lx, but the hinted range at %#lx was free",
 			 what, a, want_at);
+		dump_maps();
+	}
 }
 
 static struct map *add_map(long r, long pages, int key, int prot)
