@@ -501,7 +501,6 @@ TEST(races_concurrent_creat_maps_one_segment)
 /* One round of SERIAL_PROCS callers of one key, released at once. */
 struct serial_board {
 	int ready, go, returned;
-	long ret[SERIAL_PROCS];
 	int err[SERIAL_PROCS];
 };
 
@@ -524,7 +523,6 @@ static int serial_caller(struct serial_board *b, int id, int round,
 	r = lp_share(SERIAL_KEY, 0, len, RW,
 		     IPC_CREAT | (excl ? IPC_EXCL : 0) | 0600);
 	b->err[id] = LP_OK(r) ? 0 : errno;
-	b->ret[id] = r;
 	seg = (volatile uint32_t *)LP_PTR(r);
 	if (LP_OK(r))
 		seg[1024 * (id + 1)] = round << 8 | (id + 1);
@@ -551,9 +549,9 @@ static int serial_caller(struct serial_board *b, int id, int round,
  * SPEC 2: racing callers of one key end as if they had run one after
  * another, whatever room the pool or a cgroup limit leaves. Each round
  * (in a pool of SERIAL_POOL pages) releases SERIAL_PROCS callers at once
- * on a segment of more than half the free pool, in a misc cgroup whose limit is that one segment
- * (where the kernel has the controller): room for one copy only. Some
- * callers use IPC_EXCL. Every caller must end created or attached
+ * on a segment of more than half the free pool, in a misc cgroup whose
+ * limit is that one segment (where the kernel has the controller): room
+ * for one copy only. Some callers use IPC_EXCL. Every caller must end created or attached
  * (the same pages), EEXIST exactly where IPC_EXCL lost (all IPC_EXCL
  * callers but the creator, if it was one), never ENOMEM, and misc.events
  * must count no refusal. A kernel whose losers make segments of their
