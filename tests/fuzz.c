@@ -512,8 +512,8 @@ static void op_get(int hostile, unsigned long pages)
 		if (!want_at) {
 			ulk();
 			h = H_NONE;
-		} else if (rnd(2)) {	/* a page in (want_at - lpsz, want_at] */
-			hint = want_at - 4096 * rnd(lpsz / 4096) + rnd(4096);
+		} else if (rnd(2)) {	/* an address in (want_at - lpsz, want_at] */
+			hint = want_at - 4096 * rnd(lpsz / 4096) - rnd(4096);
 		} else {
 			hint = want_at;
 		}
