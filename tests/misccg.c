@@ -15,9 +15,9 @@
 #include <dirent.h>
 #include <linux/magic.h>
 #include <sys/statfs.h>
-#include <time.h>
 #include "agent.h"
 #include "misccg.h"
+#include "rng.h"
 
 /* Remove what an earlier test left (a failed one): children first. */
 static void remove_stale(void)
@@ -584,14 +584,6 @@ TEST(misccg_racing_cgroups_charge_exactly)
 
 /* ------------------------------------------- a refused tenant, alone */
 
-static double lp_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 #define ZEROED "/sys/kernel/mm/largepage/free_zeroed_pages"
 #define HAMMER_SECS 2
 #define VICTIM_CALLS 1500
@@ -699,7 +691,7 @@ TEST(misccg_refused_tenant_never_disturbs_the_pool)
 	nob = start_hammer(t, NULL, F, 1);
 	ASSERT_GT(nob, 0);
 	zmin = fmin = F;
-	for (end = lp_now() + HAMMER_SECS; lp_now() < end;) {
+	for (end = now() + HAMMER_SECS; now() < end;) {
 		z = read_long(ZEROED);
 		f = lp_nfree();
 		zmin = z < zmin ? z : zmin;
