@@ -5,6 +5,7 @@
 #   make test                 every flavour (FLAVOURS=pae nopae off)
 #   make test FLAVOURS=nopae  one flavour
 #   make run [CMD='...']      a shell (or one command) in the pae guest
+#   make refresh              put edits made in build/linux-source-6.1 in their patches
 #   make bench                benchmarks (not part of make test)
 #   make deb [DEB_FLAVOUR=686] Debian's config for a flavour, as .deb packages
 #                             (the guest's modules; DEB_MODULES=all: all of Debian's)
@@ -40,6 +41,14 @@ deps:
 
 source patch: deps
 	@scripts/apply-series
+
+# Changing a patch (patches/README.md): edit in build/linux-source-6.1,
+# then put the edit in its patch. The kernel build refuses a tree with
+# edits not in patches/ (LP_DIRTY=1: build it anyway, and say so); make
+# patch never throws them away (LP_DISCARD=1 does).
+refresh:
+	@scripts/refresh
+export LP_DIRTY LP_DISCARD
 
 # The quick series gate (seconds): checkpatch --strict and the headers of
 # every patch. The per-prefix build is check-series (slow, opt-in).
@@ -124,5 +133,5 @@ apps: debs
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps source patch lint kernel tests rootfs test run bench boot-soak fuzz-seeds mutants check-series deb \
+.PHONY: all deps source patch refresh lint kernel tests rootfs test run bench boot-soak fuzz-seeds mutants check-series deb \
 	debs debs-tools test-deb check-configs apps clean

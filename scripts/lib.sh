@@ -32,6 +32,40 @@ need_tools() {
 # Digest of the files named, by content and name, for stamps.
 digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
+# The series as apply-series applied it: the digest in $SERIES_STAMP, and
+# a copy of every file the series touches in $SERIES_TREE. A file of $SRC
+# newer than the stamp that differs from its copy (or has none) is an edit
+# not yet refreshed into patches/: tree_edits lists them.
+SERIES_STAMP=$BUILD/.series-applied
+SERIES_TREE=$BUILD/series-tree
+series_patches() { grep -v '^\s*#' "$TOP/series" | sed '/^\s*$/d'; }
+series_digest() {
+	# shellcheck disable=SC2046
+	(cd "$TOP" && digest series $(series_patches | sed 's|^|patches/|') "$TARBALL")
+}
+series_files() {
+	series_patches | sed "s|^|$TOP/patches/|" | xargs -r sed -n 's|^+++ b/||p' | sort -u
+}
+tree_edits() {
+	[ -d "$SRC" ] && [ -f "$SERIES_STAMP" ] || return 0
+	(cd "$SRC" && find . -path ./.pc -prune -o -type f -newer "$SERIES_STAMP" -print) |
+		sed 's|^\./||' | while IFS= read -r f; do
+			[ -f "$SERIES_TREE/$f" ] && cmp -s "$SRC/$f" "$SERIES_TREE/$f" && continue
+			echo "$f"
+		done
+}
+# series_snapshot: the tree matches the series: copy its files, then stamp.
+series_snapshot() {
+	local f
+	rm -rf "$SERIES_TREE"
+	series_files | while IFS= read -r f; do
+		[ -f "$SRC/$f" ] || continue
+		mkdir -p "$SERIES_TREE/$(dirname "$f")"
+		cp -p "$SRC/$f" "$SERIES_TREE/$f"
+	done
+	series_digest >"$SERIES_STAMP"
+}
+
 # checkpatch TREE PATCH: checkpatch.pl --strict from the kernel TREE, one
 # line per finding (FILE:LINE: TYPE:NAME: message) on stdout; count them
 # with count_findings. Two warnings are allowed: 6.1's checkpatch does
