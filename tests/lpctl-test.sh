@@ -146,7 +146,9 @@ check "status --json: zeroed + unzeroed = free" is "json zeroed + unzeroed" \
 check "status --json: lowmem is sysfs's" \
 	is "json lowmem" "$(json lowmem)" "$(cat $LPSYS/lowmem_pages)"
 check "status --json: no segments" is "json segments" "$(json segments.#)" 0
-expect "status with an argument: exit 2" 2 "no arguments but --json" status --frob
+expect "status with an argument: exit 2" 2 "no arguments but --json" status 5
+expect "status with an unknown option: exit 2" 2 \
+	"^lpctl status: unrecognized option '--frob'" status --frob
 
 # ---------------------------------------------------------------- resize
 s=$start_total
