@@ -386,6 +386,32 @@ stop_holder $hp
 stop_holder $hs
 expect "ps with an argument: exit 2" 2 "no arguments but --json" ps 5
 
+# A command name that is not UTF-8 (an exec through a symlink named
+# \377\376lp): ps --json is still JSON, each bad byte a U+FFFD.
+badname=$(printf '\377\376lp')
+ln -s "$LPCTL" "$tmp/$badname"
+"$tmp/$badname" alloc 1p --hold 60 >"$tmp/holdu" 2>&1 &
+hu=$!
+holders="$holders $hu"
+if wait_for "$tmp/holdu" '^holding'; then
+	run ps --json
+	check "ps --json, a command not UTF-8: exit 0, valid JSON" \
+		eval '[ $rc = 0 ] && json processes.# >/dev/null || { diag "$tmp/out"; false; }'
+	iu=$(row $hu)
+	if is command "$(json "processes.$iu.command")" "??lp" &&
+	   grep -qF '"command":"\ufffd\ufffdlp"' "$tmp/out"; then
+		ok "ps --json, a command not UTF-8: its bytes as U+FFFD"
+	else
+		not_ok "ps --json, a command not UTF-8: its bytes as U+FFFD"
+		diag "$tmp/out"
+	fi
+else
+	not_ok "ps --json, a command not UTF-8: exit 0, valid JSON"
+	not_ok "ps --json, a command not UTF-8: its bytes as U+FFFD"
+	diag "$tmp/holdu"
+fi
+stop_holder $hu
+
 expect "share --attach: attaches the existing segment, reads its note" 0 \
 	"^it says: lpctl segment, created by pid $h7$" share 7 2p --attach
 check "share --attach: says attached" \
