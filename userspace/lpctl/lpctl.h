@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * lpctl's shared declarations: exit statuses, messages, argument
- * parsing, the readers of /proc and /sys, and the command table.
+ * lpctl's shared declarations: exit statuses, the commands' handlers
+ * and their option parsing (the table of commands is main.c's),
+ * messages, argument parsing, and the readers of /proc and /sys.
  */
 #ifndef LPCTL_H
 #define LPCTL_H
@@ -32,7 +33,7 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 
-/* ------------------------------------------------ commands (main.c) */
+/* ------------------------------------------- the commands (main.c) */
 
 struct option;
 

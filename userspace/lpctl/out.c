@@ -73,7 +73,8 @@ static int utf8_len(const unsigned char *s)
 	return len;
 }
 
-void json_string(const char *str)
+/* A JSON string of the bytes of str, valid UTF-8 whatever they are. */
+static void json_string(const char *str)
 {
 	const unsigned char *c = (const unsigned char *)str;
 	int len;

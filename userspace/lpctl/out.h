@@ -9,10 +9,12 @@
  * string for the others: out_size() gives fmt_size()'s text, out_bool()
  * "true" or "false", out_null() the text it is given); a format with no
  * conversion prints as it is. A NULL string is JSON's null (and no
- * text), as out_long_or_null()'s value is when null. In JSON the pair goes into the object
- * being printed (an array holds objects: out_object(NULL)); commas come
- * by themselves, and strings are escaped into valid UTF-8 JSON whatever
- * their bytes.
+ * text), as out_long_or_null()'s value is when null.
+ *
+ * In JSON the pair goes into the object being printed (an array holds
+ * objects: out_object(NULL)); commas come by themselves, and strings are
+ * escaped into valid UTF-8 JSON whatever their bytes. Text goes out as
+ * the formats say: no separator is added.
  */
 #ifndef LPCTL_OUT_H
 #define LPCTL_OUT_H
@@ -37,8 +39,5 @@ void out_null(const char *key, const char *fmt, const char *text);
 void out_object(const char *key);
 void out_array(const char *key);
 void out_end(void);
-
-/* A JSON string of the bytes of s, valid UTF-8 whatever they are. */
-void json_string(const char *s);
 
 #endif
