@@ -5,7 +5,8 @@
  * the value at each PATH on a line of its own. A PATH is dot-separated
  * object keys and array indexes ("processes.0.pid"); "#" as the last
  * component gives an array's length or an object's number of members.
- * Strings print unquoted (escapes decoded for ASCII), numbers as written,
+ * Strings print unquoted (escapes decoded for ASCII, '?' for the others;
+ * bytes that are not UTF-8 make it not JSON), numbers as written,
  * true, false and null as words. Exit 0; 1 if a PATH is not there; 2 if
  * the input is not JSON. lpctl-test.sh reads lpctl's --json with it.
  */
@@ -49,6 +50,36 @@ static struct jv *node(enum kind k)
 	return v;
 }
 
+/*
+ * The bytes after a lead byte c (>= 0x80) of a UTF-8 sequence at p, which
+ * must be valid (RFC 8259 8.1, RFC 3629: no overlong forms, surrogates or
+ * code points over U+10FFFF); fails otherwise.
+ */
+static int utf8_tail(int c)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	unsigned int cp;
+	int n, i;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 1, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 2, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 3, cp = c & 0x07;
+	else
+		fail("invalid UTF-8");
+	for (i = 0; i < n; i++) {
+		if ((u[i] & 0xc0) != 0x80)
+			fail("invalid UTF-8");
+		cp = cp << 6 | (u[i] & 0x3f);
+	}
+	if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		fail("invalid UTF-8");
+	return n;
+}
+
 static char *string(void)
 {
 	size_t cap = 64, len = 0;
@@ -61,6 +92,17 @@ static char *string(void)
 
 		if (!c || c < 0x20)
 			fail("control character or end in a string");
+		if (c >= 0x80) {
+			/* Valid UTF-8 passes through as it is. */
+			int i, n = utf8_tail(c);
+
+			if (len + n + 2 > cap && !(s = realloc(s, cap *= 2)))
+				exit(2);
+			s[len++] = (char)c;
+			for (i = 0; i < n; i++)
+				s[len++] = *p++;
+			continue;
+		}
 		if (c == '\\') {
 			c = *p++;
 			switch (c) {

@@ -9,6 +9,10 @@ LPSYS=/sys/kernel/mm/largepage
 # A strict JSON parser (tests/jsonget.c): --json output is parsed, not grepped.
 JSONGET=${JSONGET:-$(dirname "$0")/jsonget}
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+# The bash completion and the man page, from the build or a package.
+COMPLETION=${COMPLETION:-/usr/share/bash-completion/completions/lpctl}
+MAN8=${MAN8:-/usr/share/man/man8/lpctl.8}
+[ -e "$MAN8" ] || MAN8=$MAN8.gz
 
 tmp=$(mktemp -d) || exit 1
 holders=
@@ -87,6 +91,28 @@ stop_holder() {
 # fails if $tmp/out is not JSON or a PATH is missing.
 json() { "$JSONGET" "$@" <"$tmp/out"; }
 
+# row PID: the index of PID in processes of ps --json, or nothing.
+row() {
+	i=0
+	while [ "$i" -lt "$(json processes.#)" ]; do
+		[ "$(json processes.$i.pid)" = "$1" ] && { echo $i; return; }
+		i=$((i + 1))
+	done
+}
+
+# The SYNOPSIS of lpctl(8) as plain lines, "COMMAND ARGUMENTS" (the
+# fonts' macros and escapes taken off, .RB's pieces joined).
+man_synopsis() {
+	gzip -dcf "$MAN8" | awk '
+	/^\.SH/ { on = $2 == "SYNOPSIS"; next }
+	!on { next }
+	/^\.SY/ { line = ""; next }
+	/^\.YS/ { sub(/^ /, "", line); print line; next }
+	/^\.[BI] / { $1 = ""; sub(/^ /, ""); line = line " " $0; next }
+	/^\.[BIR][BIR] / { $1 = ""; gsub(/ /, ""); line = line " " $0 }' |
+	sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g'
+}
+
 # A row of the status segment table for KEY: its fields, or nothing.
 segment_row() { awk -v k="$1" '$1 == k && NF >= 9' "$tmp/out"; }
 
@@ -106,6 +132,40 @@ expect "version: exit 0, prints it" 0 '^lpctl [0-9]+\.[0-9]+' --version
 expect "help: exit 0, prints usage" 0 '^Usage: lpctl COMMAND' --help
 expect "no command: exit 2 with usage" 2 'Usage: lpctl'
 expect "unknown command: exit 2" 2 "unknown command 'frob'" frob
+
+# The table of commands: every command's --help and -h print its usage
+# from it; the completion and lpctl(8) name the same commands.
+"$LPCTL" --list-commands >"$tmp/commands"
+commands=$(cut -d' ' -f1 "$tmp/commands" | tr '\n' ' ')
+# usage: the usage line of $tmp/out, its wrapped lines joined.
+usage() {
+	awk 'NR == 1 { u = $0; next }
+	/^ / { sub(/^ +/, ""); u = u " " $0; next }
+	{ exit }
+	END { print u }' "$tmp/out"
+}
+wrong=
+while read -r cmd args; do
+	for h in --help -h; do
+		"$LPCTL" "$cmd" $h >"$tmp/out" 2>&1 &&
+			[ "$(usage)" = "Usage: lpctl $cmd $args" ] ||
+			wrong="$wrong $cmd $h"
+	done
+done <"$tmp/commands"
+check "every command answers --help, -h with its usage ($commands)" \
+	is "commands whose help is wrong" "$wrong" ""
+check "the bash completion offers the table's commands" \
+	is "completion" "$(sed -n "s/^[[:space:]]*local commands='\(.*\)'$/\1/p" "$COMPLETION")" \
+	"${commands% }"
+man_synopsis | awk -v c=" $commands" 'index(c, " " $1 " ")' |
+	tr '[:upper:]' '[:lower:]' >"$tmp/man"
+tr '[:upper:]' '[:lower:]' <"$tmp/commands" >"$tmp/table"
+if cmp -s "$tmp/man" "$tmp/table" && [ -s "$tmp/table" ]; then
+	ok "lpctl(8)'s SYNOPSIS is the table's"
+else
+	not_ok "lpctl(8)'s SYNOPSIS is the table's"
+	diff "$tmp/table" "$tmp/man" | diag
+fi
 
 # ---------------------------------------------------------------- status
 # Let largepage_zerod finish what earlier tests freed, so that the split
@@ -146,7 +206,9 @@ check "status --json: zeroed + unzeroed = free" is "json zeroed + unzeroed" \
 check "status --json: lowmem is sysfs's" \
 	is "json lowmem" "$(json lowmem)" "$(cat $LPSYS/lowmem_pages)"
 check "status --json: no segments" is "json segments" "$(json segments.#)" 0
-expect "status with an argument: exit 2" 2 "no arguments but --json" status --frob
+expect "status with an argument: exit 2" 2 "no arguments but --json" status 5
+expect "status with an unknown option: exit 2" 2 \
+	"^lpctl status: unrecognized option '--frob'" status --frob
 
 # ---------------------------------------------------------------- resize
 s=$start_total
@@ -291,13 +353,6 @@ hs=$!
 holders="$holders $hp $hs"
 if wait_for "$tmp/holdp" '^holding' && wait_for "$tmp/holds" '^holding'; then
 	expect "ps --json: exit 0" 0 "" ps --json
-	row() { # the index of PID in processes, or nothing
-		i=0
-		while [ "$i" -lt "$(json processes.#)" ]; do
-			[ "$(json processes.$i.pid)" = "$1" ] && { echo $i; return; }
-			i=$((i + 1))
-		done
-	}
 	ip=$(row $hp) is=$(row $hs) ik=$(row $h7)
 	check "ps --json: lists the private holder, 2 private pages" \
 		is "private" "$(json processes.$ip.private processes.$ip.shared processes.$ip.keyed | tr '\n' ' ')" "2 0 0 "
@@ -330,6 +385,32 @@ fi
 stop_holder $hp
 stop_holder $hs
 expect "ps with an argument: exit 2" 2 "no arguments but --json" ps 5
+
+# A command name that is not UTF-8 (an exec through a symlink named
+# \377\376lp): ps --json is still JSON, each bad byte a U+FFFD.
+badname=$(printf '\377\376lp')
+ln -s "$LPCTL" "$tmp/$badname"
+"$tmp/$badname" alloc 1p --hold 60 >"$tmp/holdu" 2>&1 &
+hu=$!
+holders="$holders $hu"
+if wait_for "$tmp/holdu" '^holding'; then
+	run ps --json
+	check "ps --json, a command not UTF-8: exit 0, valid JSON" \
+		eval '[ $rc = 0 ] && json processes.# >/dev/null || { diag "$tmp/out"; false; }'
+	iu=$(row $hu)
+	if is command "$(json "processes.$iu.command")" "??lp" &&
+	   grep -qF '"command":"\ufffd\ufffdlp"' "$tmp/out"; then
+		ok "ps --json, a command not UTF-8: its bytes as U+FFFD"
+	else
+		not_ok "ps --json, a command not UTF-8: its bytes as U+FFFD"
+		diag "$tmp/out"
+	fi
+else
+	not_ok "ps --json, a command not UTF-8: exit 0, valid JSON"
+	not_ok "ps --json, a command not UTF-8: its bytes as U+FFFD"
+	diag "$tmp/holdu"
+fi
+stop_holder $hu
 
 expect "share --attach: attaches the existing segment, reads its note" 0 \
 	"^it says: lpctl segment, created by pid $h7$" share 7 2p --attach
