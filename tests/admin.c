@@ -29,7 +29,7 @@ static void restore(long total)
 	int i;
 
 	for (i = 0; i < 5 && lp_total() != total; i++)
-		lp_resize(total - lp_total());
+		sysctl_resize(total - lp_total());
 	ASSERT_EQ(lp_total(), total);
 }
 
@@ -71,7 +71,7 @@ TEST(nr_pages_never_takes_pages_in_use)
 	long total = lp_total(), r;
 
 	ASSERT_GE(total, 3);
-	r = lp_get(0, 2 * lp, RW, MAP_SHARED);
+	r = lpsys_get(0, 2 * lp, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), 2 * lp, 0x9301);
 	ASSERT_EQ(set_nr_pages(0), 0);
@@ -79,7 +79,7 @@ TEST(nr_pages_never_takes_pages_in_use)
 	EXPECT_EQ(lp_nfree(), 0);
 	EXPECT_EQ(read_long(NR_PAGES), 2);
 	EXPECT_TRUE(lp_check(LP_PTR(r), 2 * lp, 0x9301));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_settle_nfree(2), 2);
 	ASSERT_EQ(set_nr_pages(total), 0);
 	EXPECT_EQ(lp_total(), total);
@@ -93,7 +93,7 @@ TEST(nr_pages_counts_pages_in_use)
 	long total = lp_total(), r;
 
 	ASSERT_GE(total, 3);
-	r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ(set_nr_pages(total + 1), 0);
 	EXPECT_EQ(lp_total(), total + 1);
@@ -101,7 +101,7 @@ TEST(nr_pages_counts_pages_in_use)
 	ASSERT_EQ(set_nr_pages(total), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), total - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	restore(total);
 }
 
@@ -173,7 +173,7 @@ static void numlargepages_shrinker(void *arg)
 
 	(void)arg;
 	while (time(NULL) < end) {
-		if (lp_resize(-1) || lp_resize(1))
+		if (sysctl_resize(-1) || sysctl_resize(1))
 			_exit(1);
 	}
 	_exit(0);
@@ -221,13 +221,13 @@ TEST(status_largepages_counts_private_shared_and_keyed)
 
 	ASSERT_GE(lp_nfree(), 4);
 	EXPECT_EQ(status_largepages(getpid()), 0);
-	a = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	a = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(a));
 	EXPECT_EQ(status_largepages(getpid()), 2 * kb);
-	b = lp_get(0, lp, RW, MAP_SHARED);
+	b = lpsys_get(0, lp, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(b));
 	EXPECT_EQ(status_largepages(getpid()), 3 * kb);
-	c = lp_share(KEY0, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+	c = lpsys_share(KEY0, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
 	ASSERT_TRUE(LP_OK(c));
 	EXPECT_EQ(status_largepages(getpid()), 4 * kb);
 
@@ -242,10 +242,10 @@ TEST(status_largepages_counts_private_shared_and_keyed)
 	kill(pid, SIGKILL);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 
-	ASSERT_EQ(lp_free(a), 0);
+	ASSERT_EQ(lpsys_free(a), 0);
 	EXPECT_EQ(status_largepages(getpid()), 2 * kb);
-	ASSERT_EQ(lp_unshare(c), 0);
-	ASSERT_EQ(lp_free(b), 0);
+	ASSERT_EQ(lpsys_unshare(c), 0);
+	ASSERT_EQ(lpsys_free(b), 0);
 	EXPECT_EQ(status_largepages(getpid()), 0);
 }
 
@@ -297,7 +297,7 @@ TEST(segments_list_creator_last_user_and_times)
 	long r, now = time(NULL);
 	int st;
 
-	r = lp_share(KEY0 + 1, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+	r = lpsys_share(KEY0 + 1, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ(seg_hist(KEY0 + 1, &h), 1);
 	EXPECT_EQ(h.cpid, getpid());
@@ -308,13 +308,13 @@ TEST(segments_list_creator_last_user_and_times)
 	EXPECT_EQ(h.dtime, 0);
 
 	if (lp_peer_fork(&p) == 0) {
-		long q = lp_share(KEY0 + 1, 0, lp, RW, 0);
+		long q = lpsys_share(KEY0 + 1, 0, lp, RW, 0);
 
 		if (!LP_OK(q))
 			_exit(1);
 		lp_peer_send(&p, 0);
 		lp_peer_recv(&p);
-		_exit(lp_unshare(q) ? 2 : 0);
+		_exit(lpsys_unshare(q) ? 2 : 0);
 	}
 	ASSERT_GT(p.pid, 0);
 	lp_peer_recv(&p);
@@ -329,5 +329,5 @@ TEST(segments_list_creator_last_user_and_times)
 	EXPECT_EQ(h.lpid, p.pid);	/* its detach */
 	EXPECT_GE(h.dtime, h.atime);
 	EXPECT_LE(h.dtime, time(NULL));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }

@@ -124,7 +124,7 @@ static inline int lp_debugfs(void)
 #define NUMLARGEPAGES "/proc/sys/kernel/numlargepages"
 
 /* Grow (n > 0) or shrink the pool; 0 or -errno. */
-static inline int lp_resize(long n)
+static inline int sysctl_resize(long n)
 {
 	char buf[32];
 
@@ -355,10 +355,10 @@ static inline int lp_zeroed(const char *p, unsigned long len)
 /* Is the key gone? Probed by an attach without IPC_CREAT. */
 static inline int lp_key_absent(int key, unsigned long len)
 {
-	long r = lp_share(key, 0, len, PROT_READ, 0);
+	long r = lpsys_share(key, 0, len, PROT_READ, 0);
 
 	if (LP_OK(r)) {
-		lp_unshare(r);
+		lpsys_unshare(r);
 		return 0;
 	}
 	if (errno != ENOENT)
@@ -497,9 +497,9 @@ static inline int lp_peer_wait(struct lp_peer *p)
 static inline int lp_map_four(int key)
 {
 	unsigned long lp = lp_size();
-	long a = lp_get(0, 2 * lp, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	long b = lp_get(0, lp, PROT_READ | PROT_WRITE, MAP_SHARED);
-	long c = lp_share(key, 0, lp, PROT_READ | PROT_WRITE, IPC_CREAT | 0600);
+	long a = lpsys_get(0, 2 * lp, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	long b = lpsys_get(0, lp, PROT_READ | PROT_WRITE, MAP_SHARED);
+	long c = lpsys_share(key, 0, lp, PROT_READ | PROT_WRITE, IPC_CREAT | 0600);
 
 	if (!LP_OK(a) || !LP_OK(b) || !LP_OK(c)) {
 		printf("# map_four: %s\n", strerror(errno));

@@ -509,13 +509,13 @@ static void op_get(void)
 		hname = "a free range";
 	}
 	want = take_errno(n, &why);
-	CALL(r, e, lp_get(hint, len, prot, flags));
+	CALL(r, e, lpsys_get(hint, len, prot, flags));
 	ok = LP_OK(r);
 	if (!judge(ok, r, e, want, "get_large_pages(%#lx [hint: %s], %ld pages, %#x, %s)",
 		   hint, hname, n, prot,
 		   flags == MAP_SHARED ? "MAP_SHARED" : "MAP_PRIVATE")) {
 		if (ok)
-			lp_free(r);
+			lpsys_free(r);
 	} else if (ok) {
 		made_get(r, n, prot, want_at);
 	} else {
@@ -564,13 +564,13 @@ static void op_get_bad(void)
 	case 2: prot = PICK(bad_prots); break;
 	default: flags = PICK(bad_flags); break;
 	}
-	CALL(r, e, lp_get(0, len, prot, flags));
+	CALL(r, e, lpsys_get(0, len, prot, flags));
 	ok = LP_OK(r);
 	if (judge(ok, r, e, want, "get_large_pages(0, %#lx, %#x, %#x)", len,
 		  prot, flags))
 		W.n[want == EINVAL ? N_EINVAL_ARGS : N_HUGE]++;
 	else if (ok)
-		lp_free(r);
+		lpsys_free(r);
 	check_state("a refused get_large_pages");
 }
 
@@ -653,13 +653,13 @@ static void op_share(void)
 		prot = rnd(6) ? RW : PROT_READ;
 		want = take_errno(n, &why);
 	}
-	CALL(r, e, lp_share(key_of(k), hint, n * lpsz, prot, flag));
+	CALL(r, e, lpsys_share(key_of(k), hint, n * lpsz, prot, flag));
 	ok = LP_OK(r);
 	if (!judge(ok, r, e, want, "share_large_pages(%d, %#lx, %ld pages, %#x, %s), %s",
 		   key_of(k), hint, n, prot, flagstr(flag),
 		   s->live ? "a live key" : "an absent key")) {
 		if (ok)
-			lp_unshare(r);
+			lpsys_unshare(r);
 	} else if (ok && kind == S_CREATE) {
 		made_seg(k, r, n, prot, flag);
 	} else if (ok) {
@@ -704,13 +704,13 @@ static void op_share_bad(void)
 	case 2: prot = PICK(bad_prots); break;
 	case 3: flag |= PICK(bad_bits); break;
 	}
-	CALL(r, e, lp_share(key, 0, len, prot, flag));
+	CALL(r, e, lpsys_share(key, 0, len, prot, flag));
 	ok = LP_OK(r);
 	if (judge(ok, r, e, want, "share_large_pages(%d, 0, %#lx, %#x, %s)",
 		  key, len, prot, flagstr(flag)))
 		W.n[want == EINVAL ? N_EINVAL_ARGS : N_HUGE]++;
 	else if (ok)
-		lp_unshare(r);
+		lpsys_unshare(r);
 	check_state("a refused share_large_pages");
 }
 
@@ -727,7 +727,7 @@ static int release(int i, int unshare)
 	int e;
 
 	data_ok(&m, "before it is released");
-	CALL(r, e, unshare ? lp_unshare(m.addr) : lp_free(m.addr));
+	CALL(r, e, unshare ? lpsys_unshare(m.addr) : lpsys_free(m.addr));
 	if (!judge(r == 0, r, e, 0, "%s(%#lx), the start of a %s mapping of %ld pages",
 		   call, m.addr, m.key ? "keyed" : "get", m.pages)) {
 		check_state(call);
@@ -741,7 +741,7 @@ static int release(int i, int unshare)
 	check_state(call);
 	if (rnd(4))
 		return 1;
-	CALL(r, e, unshare ? lp_unshare(m.addr) : lp_free(m.addr));
+	CALL(r, e, unshare ? lpsys_unshare(m.addr) : lpsys_free(m.addr));
 	if (judge(r == 0, r, e, EINVAL, "%s(%#lx) again", call, m.addr))
 		W.n[N_EINVAL_ADDR]++;
 	check_state(call);
@@ -796,7 +796,7 @@ static void op_release_bad(void)
 			a = 0;
 		}
 	}
-	CALL(r, e, unshare ? lp_unshare(a) : lp_free(a));
+	CALL(r, e, unshare ? lpsys_unshare(a) : lpsys_free(a));
 	if (judge(r == 0, r, e, EINVAL, "%s(%#lx), %s",
 		  unshare ? "unshare_large_pages" : "free_large_pages", a, what))
 		W.n[N_EINVAL_ADDR]++;
@@ -917,42 +917,42 @@ static void op_memlock0(void)
 		return;
 	}
 	W.memlock0 = 1;
-	CALL(r, e, lp_get(0, n * lpsz, RW, MAP_SHARED));
+	CALL(r, e, lpsys_get(0, n * lpsz, RW, MAP_SHARED));
 	if (judge(LP_OK(r), r, e, take_errno(n, &why),
 		  "get_large_pages(0, %ld pages, RW, MAP_SHARED) at RLIMIT_MEMLOCK 0", n))
 		W.n[N_EPERM]++;
 	else if (LP_OK(r))
-		lp_free(r);
+		lpsys_free(r);
 	check_state("a get at RLIMIT_MEMLOCK 0");
 
-	CALL(r, e, lp_get(0, 0, RW, MAP_PRIVATE));
+	CALL(r, e, lpsys_get(0, 0, RW, MAP_PRIVATE));
 	if (judge(LP_OK(r), r, e, EINVAL,
 		  "get_large_pages(0, 0, RW, MAP_PRIVATE) at RLIMIT_MEMLOCK 0"))
 		W.n[N_EINVAL_ARGS]++;
 	else if (LP_OK(r))
-		lp_free(r);
+		lpsys_free(r);
 	check_state("a bad get at RLIMIT_MEMLOCK 0");
 
 	if ((k = absent_key())) {
-		CALL(r, e, lp_share(key_of(k), 0, n * lpsz, RW, IPC_CREAT | 0600));
+		CALL(r, e, lpsys_share(key_of(k), 0, n * lpsz, RW, IPC_CREAT | 0600));
 		if (judge(LP_OK(r), r, e, EPERM,
 			  "share_large_pages(%d, 0, %ld pages, RW, IPC_CREAT|0600) at RLIMIT_MEMLOCK 0",
 			  key_of(k), n))
 			W.n[N_EPERM]++;
 		else if (LP_OK(r))
-			lp_unshare(r);
+			lpsys_unshare(r);
 		check_state("a create at RLIMIT_MEMLOCK 0");
 	}
 
 	k = pick_key();
 	if (W.segs[k].live && W.nmaps < MAXMAPS) {
 		prot = rnd(2) ? RW : PROT_READ;
-		CALL(r, e, lp_share(key_of(k), 0, W.segs[k].pages * lpsz, prot, 0));
+		CALL(r, e, lpsys_share(key_of(k), 0, W.segs[k].pages * lpsz, prot, 0));
 		if (!judge(LP_OK(r), r, e, 0,
 			   "share_large_pages(%d, 0, %ld pages, %#x, 0), a live key, at RLIMIT_MEMLOCK 0",
 			   key_of(k), W.segs[k].pages, prot)) {
 			if (LP_OK(r))
-				lp_unshare(r);
+				lpsys_unshare(r);
 		} else {
 			W.n[N_ATTACH_AT_0]++;
 			attached(k, r, prot);
@@ -981,10 +981,10 @@ static long probe_take(long n, int viakey, int *e)
 	long r;
 
 	if (viakey)
-		CALL(r, *e, lp_share(PROBE_KEY, 0, n * lpsz, RW,
-				     IPC_CREAT | IPC_EXCL | 0600));
+		CALL(r, *e, lpsys_share(PROBE_KEY, 0, n * lpsz, RW,
+					IPC_CREAT | IPC_EXCL | 0600));
 	else
-		CALL(r, *e, lp_get(0, n * lpsz, RW, MAP_PRIVATE));
+		CALL(r, *e, lpsys_get(0, n * lpsz, RW, MAP_PRIVATE));
 	return r;
 }
 
@@ -1006,7 +1006,7 @@ static void probe(void)
 			  how, avail + 1))
 			W.n[N_PROBE_OVER]++;
 		else if (LP_OK(r))
-			lp_free(r);
+			lpsys_free(r);
 		check_state("a probe over the limit");
 	}
 	if (avail <= 0 || mfree() < avail)
@@ -1021,7 +1021,7 @@ static void probe(void)
 	if (!lp_zeroed(LP_PTR(r), avail * lpsz))
 		mismatch("%s of %ld pages at %#lx is not zero", how, avail,
 			 (unsigned long)r);
-	CALL(r, e, lp_free(r));
+	CALL(r, e, lpsys_free(r));
 	if (!judge(r == 0, r, e, 0, "free_large_pages() of the probe's %s", how))
 		_exit(1);	/* the model cannot go on */
 	W.charge -= avail;
@@ -1029,12 +1029,12 @@ static void probe(void)
 	W.n[N_PROBE_ALL]++;
 	check_state("the probe's free");
 	if (viakey) {
-		CALL(r, e, lp_share(PROBE_KEY, 0, avail * lpsz, RW, 0));
+		CALL(r, e, lpsys_share(PROBE_KEY, 0, avail * lpsz, RW, 0));
 		judge(LP_OK(r), r, e, ENOENT,
 		      "share_large_pages(%d), the probe's key after its only detach",
 		      PROBE_KEY);
 		if (LP_OK(r))
-			lp_unshare(r);
+			lpsys_unshare(r);
 	}
 }
 
@@ -1103,11 +1103,11 @@ static void cleanup(void)
 	for (k = 1; k <= NKEYS + 1; k++) {
 		int key = k <= NKEYS ? key_of(k) : PROBE_KEY;
 
-		CALL(r, e, lp_share(key, 0, lpsz, PROT_READ, 0));
+		CALL(r, e, lpsys_share(key, 0, lpsz, PROT_READ, 0));
 		judge(LP_OK(r), r, e, ENOENT,
 		      "share_large_pages(%d, 0, 1 page, PROT_READ, 0) at the end", key);
 		if (LP_OK(r))
-			lp_unshare(r);
+			lpsys_unshare(r);
 	}
 	if (W.charge || W.extra)
 		mismatch("the model's charge is %ld at the end", W.charge);
@@ -1217,7 +1217,7 @@ static long restore_pool(long total)
 	int i;
 
 	for (i = 0; i < 5 && t != total; i++) {
-		lp_resize(total - t);
+		sysctl_resize(total - t);
 		t = lp_total();
 	}
 	return t;
@@ -1267,7 +1267,7 @@ TEST(fuzz_single_worker_knows_pool_and_charge_exactly)
 	       seed, seed, NOPS, WORKER_UID, LIMIT);
 
 	/* A small pool, so that the worker can exhaust it. */
-	ret = lp_resize(POOL - total0);
+	ret = sysctl_resize(POOL - total0);
 	start = lp_total();
 	if (ret || start < POOL_LEAST || start > POOL ||
 	    lp_nfree() != start) {

@@ -925,7 +925,7 @@ static int explain(const char *arg, char *out, size_t size)
 TEST(lpctl_explain_reports_pool_memlock_and_segment)
 {
 	int key = KEY_BASE + 2;
-	long r = lp_share(key, 0, ps, RW, IPC_CREAT | 0640);
+	long r = lpsys_share(key, 0, ps, RW, IPC_CREAT | 0640);
 	char out[4096], arg[16];
 	pid_t pid;
 
@@ -954,7 +954,7 @@ TEST(lpctl_explain_reports_pool_memlock_and_segment)
 		CHILD_DONE();
 	}
 	EXPECT_TRUE(child_ok(pid));
-	EXPECT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lpsys_unshare(r), 0);
 }
 
 /* A child with RLIMIT_MEMLOCK 0, as nobody in no group but @gid. */

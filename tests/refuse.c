@@ -27,7 +27,7 @@ static int intact(long r, unsigned long len, uint32_t seed)
 
 static long map_filled(unsigned long len, int flags, uint32_t seed)
 {
-	long r = lp_get(0, len, RW, flags);
+	long r = lpsys_get(0, len, RW, flags);
 
 	if (LP_OK(r))
 		lp_fill(LP_PTR(r), len, seed);
@@ -57,7 +57,7 @@ static void map_hood(struct hood *h, unsigned long len, uint32_t seed)
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	ASSERT_TRUE(h->below == (char *)(a - NB));
 	ASSERT_TRUE(h->above == (char *)(a + len));
-	h->r = lp_get(a, len, RW, MAP_SHARED);
+	h->r = lpsys_get(a, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(h->r));
 	ASSERT_EQ((unsigned long)h->r, a);
 	lp_fill(LP_PTR(h->r), len, seed);
@@ -73,7 +73,7 @@ static int hood_intact(struct hood *h, uint32_t seed)
 
 static void unmap_hood(struct hood *h)
 {
-	ASSERT_EQ(lp_free(h->r), 0);
+	ASSERT_EQ(lpsys_free(h->r), 0);
 	munmap(h->below, NB);
 	munmap(h->above, NB);
 }
@@ -166,7 +166,7 @@ TEST(refuse_brk_shrinking_over_mapping)
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	ASSERT_EQ(named_largepage_lines(), 1);
 	EXPECT_TRUE(intact(r, len, 4041));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -179,7 +179,7 @@ TEST(refuse_munmap_whole_mapping)
 	EXPECT_ERRNO(munmap(LP_PTR(r), len), EINVAL);
 	EXPECT_TRUE(intact(r, len, 6000));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -194,7 +194,7 @@ TEST(refuse_munmap_part_of_mapping)
 	EXPECT_ERRNO(munmap(LP_PTR(r) + lp, lp), EINVAL);
 	EXPECT_ERRNO(munmap(LP_PTR(r) + len - 4096, 4096), EINVAL);
 	EXPECT_TRUE(intact(r, len, 6001));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_munmap_from_normal_mapping_into_it)
@@ -224,7 +224,7 @@ TEST(refuse_munmap_keyed_segment)
 	unsigned long len = 2 * lp_size();
 	long nfree = lp_nfree(), r;
 
-	r = lp_share(6000, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(6000, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 6004);
 	EXPECT_ERRNO(munmap(LP_PTR(r), len), EINVAL);
@@ -232,7 +232,7 @@ TEST(refuse_munmap_keyed_segment)
 	EXPECT_ERRNO(mprotect(LP_PTR(r), len, PROT_READ), EINVAL);
 	EXPECT_TRUE(intact(r, len, 6004));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -248,7 +248,7 @@ TEST(refuse_mprotect_whole_mapping)
 	/* Even a no-op change over it is refused. */
 	EXPECT_ERRNO(mprotect(LP_PTR(r), len, RW), EINVAL);
 	EXPECT_TRUE(intact(r, len, 6005));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mprotect_part_of_mapping)
@@ -262,7 +262,7 @@ TEST(refuse_mprotect_part_of_mapping)
 	EXPECT_ERRNO(mprotect(LP_PTR(r), lp, PROT_READ), EINVAL);
 	EXPECT_TRUE(intact(r, len, 6006));
 	EXPECT_TRUE(!touch_faults(LP_PTR(r) + lp + 4096, 1));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mprotect_from_normal_mapping_into_it)
@@ -292,7 +292,7 @@ TEST(refuse_mremap_shrink)
 	EXPECT_TRUE(mremap(LP_PTR(r), len, 4096, MREMAP_MAYMOVE) == MAP_FAILED);
 	EXPECT_EQ(errno, EINVAL);
 	EXPECT_TRUE(intact(r, len, 6008));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mremap_grow)
@@ -313,7 +313,7 @@ TEST(refuse_mremap_grow)
 		    MAP_FAILED);
 	EXPECT_EQ(errno, EINVAL);
 	EXPECT_TRUE(intact(r, len, 6009));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mremap_move)
@@ -342,7 +342,7 @@ TEST(refuse_mremap_move)
 	EXPECT_TRUE(intact(r, len, 6010));
 	/* Nothing was left at the target either. */
 	EXPECT_TRUE(touch_faults((char *)to, 0));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mremap_normal_mapping_onto_it)
@@ -362,7 +362,7 @@ TEST(refuse_mremap_normal_mapping_onto_it)
 	EXPECT_TRUE(intact(r, len, 6011));
 	EXPECT_EQ(n[0], 0x11);
 	munmap(n, 4096);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 static void madvise_refused(int advice, int flags, uint32_t seed)
@@ -375,7 +375,7 @@ static void madvise_refused(int advice, int flags, uint32_t seed)
 	EXPECT_ERRNO(madvise(LP_PTR(r) + lp, 4096, advice), EINVAL);
 	EXPECT_TRUE(intact(r, len, seed));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_madvise_dontneed)
@@ -405,7 +405,7 @@ TEST(refuse_madvise_dofork_private_stays_uninherited)
 	EXPECT_ERRNO(madvise(LP_PTR(r), len, MADV_DOFORK), EINVAL);
 	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
 	EXPECT_TRUE(intact(r, len, 6015));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_madvise_dontfork_shared_stays_inherited)
@@ -424,7 +424,7 @@ TEST(refuse_madvise_dontfork_shared_stays_inherited)
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(intact(r, len, 6016));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 /* Reclaim hints would page out what can never be paged out. */
@@ -489,7 +489,7 @@ TEST(madvise_dontdump_and_dodump_work)
 	EXPECT_EQ(madvise(LP_PTR(r) + 4096, 4096, MADV_DODUMP), 0);
 	EXPECT_TRUE(intact(r, len, 6036));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 /* mmap(MAP_FIXED) over it: EINVAL (SPEC), and nothing replaced. */
@@ -526,7 +526,7 @@ TEST(refuse_mmap_fixed_over_mapping)
 	close(zero);
 	EXPECT_TRUE(intact(r, len, 6018));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -555,7 +555,7 @@ TEST(refuse_mmap_fixed_noreplace_over_mapping_eexist)
 			 -1, 0) == MAP_FAILED);
 	EXPECT_EQ(errno, EEXIST);
 	EXPECT_TRUE(intact(r, len, 6020));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mmap_hint_inside_mapping_goes_elsewhere)
@@ -574,7 +574,7 @@ TEST(refuse_mmap_hint_inside_mapping_goes_elsewhere)
 	memset(p, 0x33, 8192);
 	EXPECT_TRUE(intact(r, len, 6021));
 	munmap(p, 8192);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_normal_mmaps_work_around_mappings)
@@ -606,5 +606,5 @@ TEST(refuse_normal_mmaps_work_around_mappings)
 		munmap(p[j], 64 * 1024);
 	}
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(lp_free(r[i]), 0);
+		ASSERT_EQ(lpsys_free(r[i]), 0);
 }

@@ -18,7 +18,7 @@ static int restore_pool(long total)
 	int i;
 
 	for (i = 0; i < 5 && now != total; i++) {
-		lp_resize(total - now);
+		sysctl_resize(total - now);
 		now = lp_total();
 	}
 	if (now != total)
@@ -64,7 +64,7 @@ static void grow_body(void *arg)
 	long total = lp_total(), nfree = lp_nfree();
 
 	(void)arg;
-	ASSERT_EQ(lp_resize(2), 0);
+	ASSERT_EQ(sysctl_resize(2), 0);
 	EXPECT_EQ(lp_total(), total + 2);
 	EXPECT_EQ(lp_nfree(), nfree + 2);
 	EXPECT_EQ(read_long(NUMLARGEPAGES), total + 2);
@@ -82,12 +82,12 @@ static void shrink_body(void *arg)
 
 	(void)arg;
 	ASSERT_GE(total, 3);
-	ASSERT_EQ(lp_resize(-2), 0);
+	ASSERT_EQ(sysctl_resize(-2), 0);
 	EXPECT_EQ(lp_total(), total - 2);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	EXPECT_EQ(read_long(NUMLARGEPAGES), total - 2);
 	/* Nothing more than the pool holds can be had now. */
-	EXPECT_ERRNO(lp_get(0, (nfree - 1) * lp_size(), RW, MAP_PRIVATE),
+	EXPECT_ERRNO(lpsys_get(0, (nfree - 1) * lp_size(), RW, MAP_PRIVATE),
 		     ENOMEM);
 	BODY_DONE();
 }
@@ -101,7 +101,7 @@ TEST(sysctl_write_zero_changes_nothing)
 {
 	long total = lp_total(), nfree = lp_nfree();
 
-	EXPECT_EQ(lp_resize(0), 0);
+	EXPECT_EQ(sysctl_resize(0), 0);
 	EXPECT_EQ(write_text(NUMLARGEPAGES, "0"), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), nfree);
@@ -114,13 +114,13 @@ static void delta_body(void *arg)
 
 	(void)arg;
 	/* Unlike nr_hugepages, "1" means one more, not one in all. */
-	ASSERT_EQ(lp_resize(1), 0);
-	ASSERT_EQ(lp_resize(1), 0);
+	ASSERT_EQ(sysctl_resize(1), 0);
+	ASSERT_EQ(sysctl_resize(1), 0);
 	EXPECT_EQ(lp_total(), total + 2);
 	EXPECT_EQ(read_long(NUMLARGEPAGES), total + 2);
-	ASSERT_EQ(lp_resize(-1), 0);
+	ASSERT_EQ(sysctl_resize(-1), 0);
 	EXPECT_EQ(lp_total(), total + 1);
-	ASSERT_EQ(lp_resize(-1), 0);
+	ASSERT_EQ(sysctl_resize(-1), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), total);
 	BODY_DONE();
@@ -168,9 +168,9 @@ static void spare_body(void *arg)
 
 	(void)arg;
 	ASSERT_GE(total, 6);
-	r = lp_get(0, 3 * lp_size(), RW, MAP_PRIVATE);
+	r = lpsys_get(0, 3 * lp_size(), RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
-	k = lp_share(8000, 0, 2 * lp_size(), RW, IPC_CREAT | 0600);
+	k = lpsys_share(8000, 0, 2 * lp_size(), RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(k));
 	memset(LP_PTR(r), 0x5a, 3 * lp_size());
 	memset(LP_PTR(k), 0xa5, 2 * lp_size());
@@ -184,10 +184,10 @@ static void spare_body(void *arg)
 	EXPECT_EQ(LP_PTR(r)[3 * lp_size() - 1], 0x5a);
 	EXPECT_EQ((unsigned char)LP_PTR(k)[2 * lp_size() - 1], 0xa5);
 
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_total(), 5);
 	EXPECT_EQ(lp_nfree(), 3);
-	ASSERT_EQ(lp_unshare(k), 0);
+	ASSERT_EQ(lpsys_unshare(k), 0);
 	EXPECT_EQ(lp_nfree(), 5);
 
 	snprintf(buf, sizeof(buf), "%ld", total - 5);
@@ -207,12 +207,12 @@ static void empty_body(void *arg)
 	long total = lp_total();
 
 	(void)arg;
-	ASSERT_EQ(lp_resize(-(total + 10)), 0);
+	ASSERT_EQ(sysctl_resize(-(total + 10)), 0);
 	EXPECT_EQ(lp_total(), 0);
 	EXPECT_EQ(lp_nfree(), 0);
-	EXPECT_ERRNO(lp_get(0, lp_size(), RW, MAP_PRIVATE), ENOMEM);
-	EXPECT_ERRNO(lp_share(8001, 0, lp_size(), RW, IPC_CREAT), ENOMEM);
-	ASSERT_EQ(lp_resize(total), 0);
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), RW, MAP_PRIVATE), ENOMEM);
+	EXPECT_ERRNO(lpsys_share(8001, 0, lp_size(), RW, IPC_CREAT), ENOMEM);
+	ASSERT_EQ(sysctl_resize(total), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), total);
 	BODY_DONE();
@@ -230,12 +230,12 @@ static void usable_body(void *arg)
 
 	(void)arg;
 	/* Empty the pool, so that every page mapped below is a grown one. */
-	ASSERT_EQ(lp_resize(-total), 0);
+	ASSERT_EQ(sysctl_resize(-total), 0);
 	ASSERT_EQ(lp_total(), 0);
-	ASSERT_EQ(lp_resize(2), 0);
+	ASSERT_EQ(sysctl_resize(2), 0);
 	ASSERT_EQ(lp_total(), 2);
 	EXPECT_EQ(lp_nfree(), 2);
-	r = lp_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
+	r = lpsys_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	for (off = 0; off < 2 * lp_size(); off += 4096) {
 		if (*(volatile uint32_t *)(LP_PTR(r) + off))
@@ -244,7 +244,7 @@ static void usable_body(void *arg)
 	}
 	EXPECT_EQ(off, 2 * lp_size());
 	EXPECT_EQ(lp_nfree(), 0);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), 2);
 	BODY_DONE();
 }
@@ -259,12 +259,12 @@ static void grow_in_use_body(void *arg)
 	long total = lp_total(), r;
 
 	(void)arg;
-	r = lp_get(0, 2 * lp_size(), RW, MAP_SHARED);
+	r = lpsys_get(0, 2 * lp_size(), RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(lp_resize(3), 0);
+	ASSERT_EQ(sysctl_resize(3), 0);
 	EXPECT_EQ(lp_total(), total + 3);
 	EXPECT_EQ(lp_nfree(), total + 1);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), total + 3);
 	BODY_DONE();
 }

@@ -59,9 +59,9 @@ static long map_kind(int kind, unsigned long len, int key, uint32_t seed)
 	long r;
 
 	if (kind == KEYED)
-		r = lp_share(key, 0, len, RW, IPC_CREAT | 0600);
+		r = lpsys_share(key, 0, len, RW, IPC_CREAT | 0600);
 	else
-		r = lp_get(0, len, RW, kind == PRIV ? MAP_PRIVATE : MAP_SHARED);
+		r = lpsys_get(0, len, RW, kind == PRIV ? MAP_PRIVATE : MAP_SHARED);
 	if (LP_OK(r))
 		lp_fill(LP_PTR(r), len, seed);
 	else
@@ -72,7 +72,7 @@ static long map_kind(int kind, unsigned long len, int key, uint32_t seed)
 
 static long unmap_kind(int kind, long r)
 {
-	return kind == KEYED ? lp_unshare(r) : lp_free(r);
+	return kind == KEYED ? lpsys_unshare(r) : lpsys_free(r);
 }
 
 /*
@@ -579,7 +579,7 @@ TEST(uffd_register_from_normal_mapping_into_large_pages_einval)
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	ASSERT_TRUE(below == (char *)(a - NB));
 	memset(below, 0x5a, NB);
-	r = lp_get(a, len, RW, MAP_SHARED);
+	r = lpsys_get(a, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ((unsigned long)r, a);
 	lp_fill(LP_PTR(r), len, 0x7003);
@@ -598,7 +598,7 @@ TEST(uffd_register_from_normal_mapping_into_large_pages_einval)
 	EXPECT_EQ(below[NB - 1], 0x5a);
 	EXPECT_TRUE(intact(r, len, 0x7003));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	munmap(below, NB);
 	close(fd);
@@ -795,7 +795,7 @@ static void memcg_oom_body(void)
 	int st;
 
 	/* The test process, outside the cgroup, creates the segment. */
-	seg = lp_share(7011, 0, len, RW, IPC_CREAT | 0600);
+	seg = lpsys_share(7011, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(seg));
 	lp_fill(LP_PTR(seg), len, 0x7011);
 
@@ -807,11 +807,11 @@ static void memcg_oom_body(void)
 		/* Be the victim whatever the runner's own setting is. */
 		write_text("/proc/self/oom_score_adj", "0");
 		ASSERT_EQ(cg_enter(), 0);
-		s = lp_share(7011, 0, len, RW, 0);
+		s = lpsys_share(7011, 0, len, RW, 0);
 		ASSERT_TRUE(LP_OK(s));
 		ASSERT_TRUE(lp_check(LP_PTR(s), len, 0x7011));
 		lp_fill(LP_PTR(s), len, 0x7111);
-		r = lp_get(0, lp, RW, MAP_PRIVATE);
+		r = lpsys_get(0, lp, RW, MAP_PRIVATE);
 		ASSERT_TRUE(LP_OK(r));
 		lp_fill(LP_PTR(r), lp, 0x7211);
 		lp_peer_send(&p, 1);
@@ -838,7 +838,7 @@ static void memcg_oom_body(void)
 	/* What the victim wrote stays; its private page came back. */
 	EXPECT_TRUE(intact(seg, len, 0x7111));
 	EXPECT_EQ(lp_settle_nfree(nfree - 2), nfree - 2);
-	ASSERT_EQ(lp_unshare(seg), 0);
+	ASSERT_EQ(lpsys_unshare(seg), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(lp_key_absent(7011, len));
 }
@@ -1031,14 +1031,14 @@ static int seen_by_other_process(int kind, long r, unsigned long len,
 		int ok;
 
 		if (kind == KEYED) {
-			s = lp_share(key, 0, len, PROT_READ, 0);
+			s = lpsys_share(key, 0, len, PROT_READ, 0);
 			if (!LP_OK(s))
 				_exit(3);
 			p = LP_PTR(s);
 		}
 		ok = checkw(p + at, IOLEN, seed);
 		if (kind == KEYED)
-			lp_unshare(s);
+			lpsys_unshare(s);
 		_exit(ok ? 0 : 2);
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid)
@@ -1263,7 +1263,7 @@ static void swap_body(void)
 		ASSERT_EQ(cg_enter(), 0);
 		mine = map_kind(PRIV, lp, 0, 0x7330);
 		ASSERT_TRUE(LP_OK(mine));
-		seg = lp_share(7030, 0, lp, RW, 0);
+		seg = lpsys_share(7030, 0, lp, RW, 0);
 		ASSERT_TRUE(LP_OK(seg));
 		lp_peer_send(&p, 1);
 
@@ -1280,8 +1280,8 @@ static void swap_body(void)
 		EXPECT_TRUE(intact(seg, lp, 0x7030 + KEYED));
 		EXPECT_TRUE(intact(r[SHRD], len[SHRD], 0x7030 + SHRD));
 		lp_peer_send(&p, !harness_failed);
-		EXPECT_EQ(lp_free(mine), 0);
-		EXPECT_EQ(lp_unshare(seg), 0);
+		EXPECT_EQ(lpsys_free(mine), 0);
+		EXPECT_EQ(lpsys_unshare(seg), 0);
 		_exit(harness_failed ? 1 : 0);
 	}
 	ASSERT_GT(p.pid, 0);
