@@ -131,7 +131,7 @@ static void nobody_body(void *arg)
 	become_nobody();
 	EXPECT_EQ(set_nr_pages(total + 1), -EACCES);
 	EXPECT_EQ(lp_total(), total);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 TEST(nr_pages_only_root_writes)
@@ -148,7 +148,7 @@ static void no_admin_body(void *arg)
 	ASSERT_EQ(lp_drop_cap(CAP_SYS_ADMIN), 0);
 	EXPECT_EQ(set_nr_pages(total + 1), -EPERM);
 	EXPECT_EQ(lp_total(), total);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 TEST(nr_pages_needs_cap_sys_admin_not_uid_0)

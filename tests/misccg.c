@@ -17,7 +17,6 @@
 #include <sys/statfs.h>
 #include "agent.h"
 #include "misccg.h"
-#include "rng.h"
 
 /* Remove what an earlier test left (a failed one): children first. */
 static void remove_stale(void)

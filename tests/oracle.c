@@ -1179,7 +1179,7 @@ static void worker(int rfd, int wfd, long total)
 	cleanup();
 	report(ops);
 	fflush(stdout);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 /* ------------------------------------------------- the test process */

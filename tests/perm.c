@@ -88,7 +88,7 @@ static void fsuid_body(void *arg)
 	ASSERT_EQ(setfsuid(-1), OWNER);
 	EXPECT_EQ(geteuid(), OTHER);
 	EXPECT_EQ(try_attach(key), 0);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 TEST(perm_fsuid_not_euid_picks_the_owner_class)
@@ -117,7 +117,7 @@ static void fsgid_body(void *arg)
 	setfsgid(OWNER);
 	ASSERT_EQ(setfsgid(-1), OWNER);
 	EXPECT_EQ(try_attach(key), 0);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 TEST(perm_fsgid_not_egid_picks_the_group_class)
@@ -149,7 +149,7 @@ static void ipc_owner_body(void *arg)
 	/* Without it, nobody is "other" on a 0600 segment. */
 	ASSERT_EQ(capset_raw(0, cap), 0);
 	EXPECT_EQ(try_attach(key), EACCES);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 TEST(perm_cap_ipc_owner_alone_overrides_the_mode)

@@ -72,20 +72,6 @@ static int is_largepage(const void *addr)
 	       strstr(line, "[largepage]");
 }
 
-/* Wait for a child; 1 if it exited with status 0. */
-static int child_ok(pid_t pid)
-{
-	int status;
-
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return 0;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		TH_LOG("child status %#x", status);
-	return WIFEXITED(status) && !WEXITSTATUS(status);
-}
-
-#define CHILD_DONE() _exit(harness_failed ? 1 : 0)
-
 #define ASSERT_MAPPED(p) do {						\
 	if ((void *)(p) == MAP_FAILED || (void *)(p) == (void *)-1) {	\
 		TH_LOG("%s failed: %s", #p, strerror(errno));		\

@@ -16,14 +16,6 @@
 #define KEY0 7000
 #define NKEYS 3
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static unsigned int rnd(unsigned int *s)
 {
 	*s = *s * 1103515245u + 12345u;

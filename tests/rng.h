@@ -2,15 +2,14 @@
 /*
  * What the two fuzzers (fuzz.c, the many-worker one, and oracle.c, the
  * exact one) share: seeded generators, a call's result and errno, errno
- * names and a monotonic clock. Each defines its own rnd(n), a number
- * below n from its generator, which PICK() uses.
+ * names (now(), the monotonic clock, is util.h's). Each defines its own
+ * rnd(n), a number below n from its generator, which PICK() uses.
  */
 #ifndef LP_RNG_H
 #define LP_RNG_H
 
 #include <errno.h>
 #include <stdint.h>
-#include <time.h>
 
 /* One of an array's elements, at random. */
 #define PICK(a)		((a)[rnd(sizeof(a) / sizeof((a)[0]))])
@@ -20,14 +19,6 @@
 	(r) = (long)(call);						\
 	(e) = errno;							\
 } while (0)
-
-static inline double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* splitmix64: seeds the generators from one seed. */
 static inline uint64_t splitmix(uint64_t *s)

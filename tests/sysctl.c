@@ -38,8 +38,6 @@ static int resize_test(void (*body)(void *), void *arg)
 	return st;
 }
 
-#define BODY_DONE() _exit(harness_failed ? 1 : 0)
-
 TEST(sysctl_reads_pool_total)
 {
 	long total = lp_total();
@@ -68,7 +66,7 @@ static void grow_body(void *arg)
 	EXPECT_EQ(lp_total(), total + 2);
 	EXPECT_EQ(lp_nfree(), nfree + 2);
 	EXPECT_EQ(read_long(NUMLARGEPAGES), total + 2);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_write_positive_grows_pool)
@@ -89,7 +87,7 @@ static void shrink_body(void *arg)
 	/* Nothing more than the pool holds can be had now. */
 	EXPECT_ERRNO(lpsys_get(0, (nfree - 1) * lp_size(), RW, MAP_PRIVATE),
 		     ENOMEM);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_write_negative_shrinks_pool)
@@ -123,7 +121,7 @@ static void delta_body(void *arg)
 	ASSERT_EQ(sysctl_resize(-1), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_write_is_a_delta)
@@ -153,7 +151,7 @@ static void junk_body(void *arg)
 	/* SPEC says nothing of an empty write's result: only that nothing changes. */
 	write_text(NUMLARGEPAGES, "");
 	EXPECT_EQ(lp_total(), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_write_junk_einval)
@@ -194,7 +192,7 @@ static void spare_body(void *arg)
 	ASSERT_EQ(write_text(NUMLARGEPAGES, buf), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_shrink_never_takes_pages_in_use)
@@ -215,7 +213,7 @@ static void empty_body(void *arg)
 	ASSERT_EQ(sysctl_resize(total), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_shrink_past_zero_empties_pool)
@@ -246,7 +244,7 @@ static void usable_body(void *arg)
 	EXPECT_EQ(lp_nfree(), 0);
 	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), 2);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_grown_pages_are_usable_and_zeroed)
@@ -266,7 +264,7 @@ static void grow_in_use_body(void *arg)
 	EXPECT_EQ(lp_nfree(), total + 1);
 	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), total + 3);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_grow_while_pages_in_use)
@@ -288,7 +286,7 @@ static void nobody_open_body(void *arg)
 	EXPECT_EQ(lp_total(), total);
 	/* Reading is for everyone. */
 	EXPECT_EQ(read_long(NUMLARGEPAGES), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_unprivileged_write_refused)
@@ -309,7 +307,7 @@ static void nobody_fd_body(void *arg)
 	EXPECT_TRUE(errno == EACCES || errno == EPERM);
 	close(fd);
 	EXPECT_EQ(lp_total(), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_write_refused_through_fd_opened_by_root)

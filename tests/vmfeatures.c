@@ -268,7 +268,7 @@ static void run_body(void (*body)(void))
 		signal(SIGALRM, SIG_DFL);
 		body();
 		fflush(stdout);
-		_exit(harness_failed ? 1 : 0);
+		CHILD_DONE();
 	}
 	if (undo.body < 0) {
 		TH_LOG("fork: %s", strerror(errno));
@@ -748,7 +748,7 @@ static void memcg_nocharge_body(void)
 			EXPECT_TRUE(intact(r[k], len[k], 0x7010 + k));
 			EXPECT_EQ(unmap_kind(k, r[k]), 0);
 		}
-		_exit(harness_failed ? 1 : 0);
+		CHILD_DONE();
 	}
 	ASSERT_GT(p.pid, 0);
 	c0 = lp_peer_recv(&p);
@@ -1282,7 +1282,7 @@ static void swap_body(void)
 		lp_peer_send(&p, !harness_failed);
 		EXPECT_EQ(lpsys_free(mine), 0);
 		EXPECT_EQ(lpsys_unshare(seg), 0);
-		_exit(harness_failed ? 1 : 0);
+		CHILD_DONE();
 	}
 	ASSERT_GT(p.pid, 0);
 	ASSERT_EQ(lp_peer_recv(&p), 1);
