@@ -36,7 +36,6 @@
 #include "rng.h"
 
 
-#define RW		(PROT_READ | PROT_WRITE)
 #define PROT_ALL	(PROT_READ | PROT_WRITE | PROT_EXEC)
 #define USER_TOP	0xc0000000UL	/* TASK_SIZE, i386 3G/1G */
 #define WORKERS		4
@@ -106,7 +105,7 @@ static uint32_t r32(void)
 
 static uint32_t rnd(uint32_t n)
 {
-	return n ? r32() % n : 0;
+	return xs_below(&W.rng, n);
 }
 
 /* A fork child has no helper thread, and may inherit the lock held. */
@@ -390,20 +389,6 @@ static void sub_range(const struct map *m, unsigned long *s, unsigned long *l)
 }
 
 /* ------------------------------------------------- argument choices */
-
-static const int good_prots[] = {
-	RW, RW, RW, RW, PROT_READ, PROT_READ, PROT_NONE,
-	PROT_READ | PROT_EXEC, RW | PROT_EXEC, PROT_WRITE,
-};
-static const int bad_prots[] = {
-	RW | 0x8, PROT_READ | PROT_GROWSDOWN, -1, 0x10, RW | 0x100000,
-	PROT_GROWSUP,
-};
-static const int bad_flags[] = {
-	0, MAP_PRIVATE | MAP_SHARED, MAP_PRIVATE | MAP_FIXED,
-	MAP_SHARED | MAP_ANONYMOUS, MAP_PRIVATE | MAP_POPULATE, -1,
-	MAP_SHARED | MAP_LOCKED, MAP_ANONYMOUS,
-};
 
 static unsigned long pool_max(void)
 {
@@ -1151,13 +1136,9 @@ static const struct {
 
 static void run_op(void)
 {
-	int total = 0, o, x, n;
+	int o, n;
 
-	for (o = 0; o < O_NR; o++)
-		total += optab[o].weight;
-	x = rnd(total);
-	for (o = 0; x >= optab[o].weight; o++)
-		x -= optab[o].weight;
+	o = PICK_WEIGHTED(optab, O_NR);
 	if ((o == O_MEMLOCK0 && W.root) || (o == O_MLOCKALL && !W.root))
 		o = O_CHECK;
 	if (optab[o].needs_map && !W.nmaps)
@@ -1363,31 +1344,17 @@ static int worker_main(int id, double deadline)
 /* lpfuzz_secs= and lpfuzz_seed= from the kernel command line. */
 __attribute__((constructor)) static void fuzz_params(void)
 {
-	char buf[4096], *w, *save = NULL;
-	struct timespec ts;
+	char val[32];
 	unsigned long v;
-	ssize_t n = -1;
-	int fd;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	fz_seed = ((unsigned long long)ts.tv_sec << 20 ^ ts.tv_nsec ^
-		   (unsigned long long)getpid() << 40) % 1000000000000ULL;
-	fd = open("/proc/cmdline", O_RDONLY);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
+	fz_seed = time_seed();
+	if (cmdline_value("lpfuzz_secs=", val, sizeof(val))) {
+		v = strtoul(val, NULL, 10);
+		if (v > 0 && v < 100000)
+			fz_secs = v;
 	}
-	buf[n > 0 ? n : 0] = '\0';
-	for (w = strtok_r(buf, " \t\n", &save); w;
-	     w = strtok_r(NULL, " \t\n", &save)) {
-		if (!strncmp(w, "lpfuzz_secs=", 12)) {
-			v = strtoul(w + 12, NULL, 10);
-			if (v > 0 && v < 100000)
-				fz_secs = v;
-		} else if (!strncmp(w, "lpfuzz_seed=", 12)) {
-			fz_seed = strtoull(w + 12, NULL, 10);
-		}
-	}
+	if (cmdline_value("lpfuzz_seed=", val, sizeof(val)))
+		fz_seed = strtoull(val, NULL, 10);
 	harness_timeout = fz_secs + 120;
 }
 

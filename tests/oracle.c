@@ -49,7 +49,6 @@
 #include "misccg.h"
 #include "rng.h"
 
-#define RW		(PROT_READ | PROT_WRITE)
 #define USER_TOP	0xc0000000UL	/* TASK_SIZE, i386 3G/1G */
 #define WORKER_UID	4242		/* no other test's user */
 #define KEY0		7701		/* keys KEY0 .. KEY0 + NKEYS - 1 */
@@ -167,7 +166,7 @@ static uint32_t r32(void)
 
 static uint32_t rnd(uint32_t n)
 {
-	return n ? r32() % n : 0;
+	return xs_below(&W.rng, n);
 }
 
 static int key_of(int k)
@@ -446,20 +445,6 @@ static void attached(int k, long r, int prot)
 }
 
 /* ---------------------------------------------------- the operations */
-
-static const int good_prots[] = {
-	RW, RW, RW, RW, PROT_READ, PROT_READ, PROT_NONE,
-	PROT_READ | PROT_EXEC, RW | PROT_EXEC, PROT_WRITE,
-};
-static const int bad_prots[] = {
-	RW | 0x8, PROT_READ | PROT_GROWSDOWN, -1, 0x10, RW | 0x100000,
-	PROT_GROWSUP,
-};
-static const int bad_flags[] = {
-	0, MAP_PRIVATE | MAP_SHARED, MAP_PRIVATE | MAP_FIXED,
-	MAP_SHARED | MAP_ANONYMOUS, MAP_PRIVATE | MAP_POPULATE, -1,
-	MAP_SHARED | MAP_LOCKED, MAP_ANONYMOUS,
-};
 
 /* Pages for a get or a new segment: small, every get zeroes them. */
 static long pick_pages(void)
@@ -1061,13 +1046,9 @@ static const struct {
 
 static void run_op(void)
 {
-	int total = 0, o, x;
+	int o;
 
-	for (o = 0; o < O_NR; o++)
-		total += optab[o].weight;
-	x = rnd(total);
-	for (o = 0; x >= optab[o].weight; o++)
-		x -= optab[o].weight;
+	o = PICK_WEIGHTED(optab, O_NR);
 	if (o == O_FREE && !W.nmaps)
 		o = O_GET;
 	if ((o == O_GET || o == O_SHARE || o == O_MEMLOCK0) &&
@@ -1226,24 +1207,11 @@ static long restore_pool(long total)
 /* lporacle_seed= from the kernel command line; room for a slow guest. */
 __attribute__((constructor)) static void oracle_params(void)
 {
-	char buf[4096], *w, *save = NULL;
-	struct timespec ts;
-	ssize_t n = -1;
-	int fd;
+	char val[32];
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	seed = ((unsigned long long)ts.tv_sec << 20 ^ ts.tv_nsec ^
-		(unsigned long long)getpid() << 40) % 1000000000000ULL;
-	fd = open("/proc/cmdline", O_RDONLY);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	}
-	buf[n > 0 ? n : 0] = '\0';
-	for (w = strtok_r(buf, " \t\n", &save); w;
-	     w = strtok_r(NULL, " \t\n", &save))
-		if (!strncmp(w, "lporacle_seed=", 14))
-			seed = strtoull(w + 14, NULL, 10);
+	seed = time_seed();
+	if (cmdline_value("lporacle_seed=", val, sizeof(val)))
+		seed = strtoull(val, NULL, 10);
 	harness_timeout = WATCHDOG_SECS + 60;
 }
 

@@ -164,27 +164,39 @@ __attribute__((constructor)) static void lp_register_conservation(void)
 }
 #endif
 
+/*
+ * The value of name (with its '=') on the kernel command line, up to the
+ * next blank, copied to val; NULL if the line has no such word.
+ */
+static inline const char *cmdline_value(const char *name, char *val,
+					size_t size)
+{
+	char buf[4096], *w, *save = NULL;
+	const char *ret = NULL;
+	ssize_t n = -1;
+	int fd = open("/proc/cmdline", O_RDONLY);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	for (w = strtok_r(buf, " \t\n", &save); w;
+	     w = strtok_r(NULL, " \t\n", &save)) {
+		if (!strncmp(w, name, strlen(name))) {
+			snprintf(val, size, "%s", w + strlen(name));
+			ret = val;
+		}
+	}
+	return ret;
+}
+
 /* lpflavour= on the kernel command line (scripts/boot sets it), or "". */
 static inline const char *lp_flavour(void)
 {
-	static char buf[1024], name[32];
-	char *p;
-	int fd = open("/proc/cmdline", O_RDONLY);
-	ssize_t n;
+	static char name[32];
 
-	if (fd < 0)
-		return "";
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return "";
-	buf[n] = 0;
-	p = strstr(buf, "lpflavour=");
-	if (!p)
-		return "";
-	snprintf(name, sizeof(name), "%.*s", (int)strcspn(p + 10, " \n"),
-		 p + 10);
-	return name;
+	return cmdline_value("lpflavour=", name, sizeof(name)) ? name : "";
 }
 
 /*
