@@ -363,143 +363,137 @@ TEST(share_more_than_32_segments)
 		EXPECT_TRUE(lp_key_absent(1100 + i, lp_size()));
 }
 
-TEST(share_mode_0600_other_user_eacces)
-{
-	struct lp_peer p;
-	int st;
+/*
+ * The permission matrix, a test per row. Each segment of a row is made
+ * by a holder (mode, as uid/gid; -1: root) and probed by attaches in
+ * children (uid/gid, prot): err is the errno the attach must fail with,
+ * 0 if it must work, read back the holder's data where it reads and
+ * write a word where it writes.
+ */
+struct perm_probe {
+	int uid, gid, prot, err;
+};
 
-	holder_start(&p, 1013, lp_size(), 0600, -1, -1);
-	st = probe(1013, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1013, lp_size(), NOBODY, NOBODY, RW, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
+struct perm_seg {
+	int key, mode, uid, gid;
+	struct perm_probe probes[4];	/* up to the first with prot 0 */
+	int write_lands;	/* the probes' write is then in the segment */
+};
 
-TEST(share_mode_0644_other_read_only)
-{
-	struct lp_peer p;
-	int st;
+struct perm_row {
+	const char *name;
+	struct perm_seg segs[2];	/* up to the first with key 0 */
+};
 
-	holder_start(&p, 1014, lp_size(), 0644, -1, -1);
-	st = probe(1014, lp_size(), NOBODY, NOBODY, PROT_READ, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1014, lp_size(), NOBODY, NOBODY, RW, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1014, lp_size(), NOBODY, NOBODY, PROT_WRITE, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
+/* A segment's key and mode, and its holder's uid and gid (-1: root). */
+#define HOLDER(k, m, u, g) .key = (k), .mode = (m), .uid = (u), .gid = (g)
+/* A probe by nobody (uid and gid 65534), the "other" of a root segment. */
+#define OTHER(prot, err) { NOBODY, NOBODY, prot, err }
 
-TEST(share_mode_0640_other_not_in_group_eacces)
-{
-	struct lp_peer p;
-	int st;
-
+static const struct perm_row perm_rows[] = {
+	{ "share_mode_0600_other_user_eacces", {
+		{ HOLDER(1013, 0600, -1, -1), .probes = {
+			OTHER(PROT_READ, EACCES),
+			OTHER(RW, EACCES),
+		} },
+	} },
+	{ "share_mode_0644_other_read_only", {
+		{ HOLDER(1014, 0644, -1, -1), .probes = {
+			OTHER(PROT_READ, 0),
+			OTHER(RW, EACCES),
+			OTHER(PROT_WRITE, EACCES),
+		} },
+	} },
 	/* Created by root:root; nobody (gid 65534) is "other". */
-	holder_start(&p, 1015, lp_size(), 0640, -1, -1);
-	st = probe(1015, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
-
-TEST(share_mode_0640_group_member_read_only)
-{
-	struct lp_peer p;
-	int st;
-
+	{ "share_mode_0640_other_not_in_group_eacces", {
+		{ HOLDER(1015, 0640, -1, -1), .probes = {
+			OTHER(PROT_READ, EACCES),
+		} },
+	} },
 	/* Created by uid 0 with gid 65534: nobody is in the group. */
-	holder_start(&p, 1016, lp_size(), 0640, -1, NOBODY);
-	st = probe(1016, lp_size(), NOBODY, NOBODY, PROT_READ, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1016, lp_size(), NOBODY, NOBODY, RW, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
-
-TEST(share_group_member_gets_group_bits_not_other)
-{
-	struct lp_peer p;
-	int st;
-
+	{ "share_mode_0640_group_member_read_only", {
+		{ HOLDER(1016, 0640, -1, NOBODY), .probes = {
+			OTHER(PROT_READ, 0),
+			OTHER(RW, EACCES),
+		} },
+	} },
 	/* 0604: group none, other read. A group member is not "other". */
-	holder_start(&p, 1017, lp_size(), 0604, -1, NOBODY);
-	st = probe(1017, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1017, lp_size(), NOBODY - 1, NOBODY - 1, PROT_READ, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
+	{ "share_group_member_gets_group_bits_not_other", {
+		{ HOLDER(1017, 0604, -1, NOBODY), .probes = {
+			OTHER(PROT_READ, EACCES),
+			{ NOBODY - 1, NOBODY - 1, PROT_READ, 0 },
+		} },
+	} },
+	/* nobody's write lands in the segment. */
+	{ "share_mode_0666_other_read_write", {
+		{ HOLDER(1018, 0666, -1, -1), .probes = {
+			OTHER(RW, 0),
+		}, .write_lands = 1 },
+	} },
+	/* 0602: other may write but not read; attaching needs read. */
+	{ "share_read_needed_even_for_write_only_mode", {
+		{ HOLDER(1019, 0602, -1, -1), .probes = {
+			OTHER(PROT_WRITE, EACCES),
+			OTHER(RW, EACCES),
+			OTHER(PROT_READ, EACCES),
+		} },
+	} },
+	/*
+	 * PROT_EXEC needs execute permission, as shmat(SHM_EXEC) does: a
+	 * segment others may read is not code others may run until its
+	 * mode says so.
+	 */
+	{ "share_exec_needs_execute_permission", {
+		{ HOLDER(1051, 0644, -1, -1), .probes = {
+			OTHER(PROT_READ | PROT_EXEC, EACCES),
+			OTHER(PROT_READ, 0),
+		} },
+		{ HOLDER(1052, 0645, -1, -1), .probes = {
+			OTHER(PROT_READ | PROT_EXEC, 0),
+		} },
+	} },
+	/* Owned by nobody: the owner may read and write, others nothing. */
+	{ "share_mode_zero_means_0600", {
+		{ HOLDER(1020, 0, NOBODY, NOBODY), .probes = {
+			OTHER(RW, 0),
+			{ NOBODY - 1, NOBODY, PROT_READ, EACCES },
+		} },
+	} },
+};
 
-TEST(share_mode_0666_other_read_write)
+static void perm_row(const void *arg)
 {
+	const struct perm_row *row = arg;
 	unsigned long len = lp_size();
+	const struct perm_probe *pr;
+	const struct perm_seg *s;
 	struct lp_peer p;
 	long r;
 	int st;
 
-	holder_start(&p, 1018, len, 0666, -1, -1);
-	st = probe(1018, len, NOBODY, NOBODY, RW, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	/* nobody's write landed in the segment. */
-	r = lpsys_share(1018, 0, len, PROT_READ, 0);
-	ASSERT_TRUE(LP_OK(r));
-	EXPECT_EQ(*(volatile uint32_t *)(LP_PTR(r) + 8), 0xfeed0000 | NOBODY);
-	ASSERT_EQ(lpsys_unshare(r), 0);
-	holder_stop(&p);
+	for (s = row->segs; s < row->segs + 2 && s->key; s++) {
+		holder_start(&p, s->key, len, s->mode, s->uid, s->gid);
+		for (pr = s->probes; pr < s->probes + 4 && pr->prot; pr++) {
+			st = probe(s->key, len, pr->uid, pr->gid, pr->prot,
+				   pr->err);
+			if (!CHILD_EXITED(st, 0))
+				TH_LOG("key %d mode %#o, attach as %d:%d prot %#x",
+				       s->key, s->mode, pr->uid, pr->gid,
+				       pr->prot);
+			EXPECT_TRUE(CHILD_EXITED(st, 0));
+		}
+		if (s->write_lands) {
+			r = lpsys_share(s->key, 0, len, PROT_READ, 0);
+			ASSERT_TRUE(LP_OK(r));
+			EXPECT_EQ(*(volatile uint32_t *)(LP_PTR(r) + 8),
+				  0xfeed0000 | NOBODY);
+			ASSERT_EQ(lpsys_unshare(r), 0);
+		}
+		holder_stop(&p);
+	}
 }
 
-TEST(share_read_needed_even_for_write_only_mode)
-{
-	struct lp_peer p;
-	int st;
-
-	/* 0602: other may write but not read; attaching needs read. */
-	holder_start(&p, 1019, lp_size(), 0602, -1, -1);
-	st = probe(1019, lp_size(), NOBODY, NOBODY, PROT_WRITE, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1019, lp_size(), NOBODY, NOBODY, RW, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1019, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
-
-/*
- * PROT_EXEC needs execute permission, as shmat(SHM_EXEC) does: a segment
- * others may read is not code others may run until its mode says so.
- */
-TEST(share_exec_needs_execute_permission)
-{
-	struct lp_peer p;
-	int st;
-
-	holder_start(&p, 1051, lp_size(), 0644, -1, -1);
-	st = probe(1051, lp_size(), NOBODY, NOBODY, PROT_READ | PROT_EXEC, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1051, lp_size(), NOBODY, NOBODY, PROT_READ, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-
-	holder_start(&p, 1052, lp_size(), 0645, -1, -1);
-	st = probe(1052, lp_size(), NOBODY, NOBODY, PROT_READ | PROT_EXEC, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
-
-TEST(share_mode_zero_means_0600)
-{
-	struct lp_peer p;
-	int st;
-
-	/* Owned by nobody: the owner may read and write, others nothing. */
-	holder_start(&p, 1020, lp_size(), 0, NOBODY, NOBODY);
-	st = probe(1020, lp_size(), NOBODY, NOBODY, RW, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1020, lp_size(), NOBODY - 1, NOBODY, PROT_READ, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
+TEST_TABLE(perm, perm_rows, perm_row)
 
 TEST(share_root_bypasses_mode)
 {
