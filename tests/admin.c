@@ -26,11 +26,7 @@ static int set_nr_pages(long n)
 /* Put the pool back to total pages through numlargepages. */
 static void restore(long total)
 {
-	int i;
-
-	for (i = 0; i < 5 && lp_total() != total; i++)
-		sysctl_resize(total - lp_total());
-	ASSERT_EQ(lp_total(), total);
+	ASSERT_EQ(pool_restore(total), total);
 }
 
 TEST(nr_pages_reads_the_pool_size)

@@ -2,7 +2,8 @@
 /*
  * Helpers for the large-page tests: the four system calls (lpsys.h,
  * numbers from the patched kernel's uapi <asm/unistd_32.h>) and the
- * helpers that make them; the rest, which make none, are in util.h.
+ * helpers that make them or take their results; the rest, which make
+ * none, are in util.h.
  */
 #ifndef LP_TEST_LP_H
 #define LP_TEST_LP_H
@@ -33,6 +34,22 @@ static inline int lp_key_absent(int key, unsigned long len)
 	if (errno != ENOENT)
 		TH_LOG("probe of key %d: %s", key, strerror(errno));
 	return errno == ENOENT;
+}
+
+/*
+ * The mapping r (a call's result) still intact: the pattern is there and
+ * every page is still writable (a write that faults kills the test,
+ * which fails it).
+ */
+static inline int lp_intact(long r, unsigned long len, uint32_t seed)
+{
+	unsigned long off;
+
+	if (!lp_check(LP_PTR(r), len, seed))
+		return 0;
+	for (off = 0; off < len; off += 4096)
+		*(volatile uint32_t *)(LP_PTR(r) + off) ^= 0;
+	return 1;
 }
 
 /*

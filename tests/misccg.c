@@ -635,14 +635,7 @@ static pid_t start_hammer(struct tenants *t, const char *cg, long pages,
 /* free_zeroed_pages once every free page is zeroed (lp_zerod idle). */
 static long settle_zeroed(long want)
 {
-	long z = read_long(ZEROED);
-	int i;
-
-	for (i = 0; i < 6000 && z != want; i++) {
-		usleep(20000);
-		z = read_long(ZEROED);
-	}
-	return z;
+	return SETTLE(read_long(ZEROED), want, 6000);
 }
 
 /*

@@ -1192,18 +1192,6 @@ static void watchdog(int sig)
 	alarm(30);
 }
 
-static long restore_pool(long total)
-{
-	long t = lp_total();
-	int i;
-
-	for (i = 0; i < 5 && t != total; i++) {
-		sysctl_resize(total - t);
-		t = lp_total();
-	}
-	return t;
-}
-
 /* lporacle_seed= from the kernel command line; room for a slow guest. */
 __attribute__((constructor)) static void oracle_params(void)
 {
@@ -1241,12 +1229,12 @@ TEST(fuzz_single_worker_knows_pool_and_charge_exactly)
 	    lp_nfree() != start) {
 		TH_LOG("cannot make the pool %d pages (from %ld): %ld, %ld free, write: %s",
 		       POOL, total0, start, lp_nfree(), strerror(-ret));
-		EXPECT_EQ(restore_pool(total0), total0);
+		EXPECT_EQ(pool_restore(total0), total0);
 		ASSERT_TRUE(0);
 	}
 	if (pipe(req) || pipe(rep)) {
 		TH_LOG("pipe: %s", strerror(errno));
-		EXPECT_EQ(restore_pool(total0), total0);
+		EXPECT_EQ(pool_restore(total0), total0);
 		ASSERT_TRUE(0);
 	}
 	if (misc_built()) {
@@ -1283,7 +1271,7 @@ TEST(fuzz_single_worker_knows_pool_and_charge_exactly)
 	EXPECT_EQ(lp_settle_nfree(t), t);
 	for (k = KEY0; k <= PROBE_KEY; k++)
 		EXPECT_TRUE(lp_key_absent(k, lpsz));
-	EXPECT_EQ(restore_pool(total0), total0);
+	EXPECT_EQ(pool_restore(total0), total0);
 	EXPECT_EQ(lp_settle_nfree(total0), total0);
 	if (cgroup[0]) {
 		/* Every charge back; no limit, so no refusal counted. */

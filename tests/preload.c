@@ -106,16 +106,9 @@ static char *reserve(unsigned long len)
 /* The SysV segments in the system (lines of /proc/sysvipc/shm). */
 static int sysv_segments(void)
 {
-	char line[512];
-	int n = -1;	/* the header */
-	FILE *f = fopen("/proc/sysvipc/shm", "r");
+	int n = file_lines("/proc/sysvipc/shm", NULL);
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
+	return n < 0 ? -1 : n - 1;	/* less the header */
 }
 
 /* Send stderr to a new temporary file; its fd, for count_lines(). */

@@ -91,16 +91,9 @@ struct statm {
 static int read_statm(struct statm *st)
 {
 	static char buf[128];
-	ssize_t n;
-	int fd = open("/proc/self/statm", O_RDONLY);
 
-	if (fd < 0)
+	if (read_text("/proc/self/statm", buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	return sscanf(buf, "%ld %ld %ld", &st->size, &st->resident,
 		      &st->shared) == 3 ? 0 : -1;
 }

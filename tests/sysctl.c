@@ -14,13 +14,8 @@
 /* Bring the pool back to 'total' pages (every page must be free). */
 static int restore_pool(long total)
 {
-	long now = lp_total();
-	int i;
+	long now = pool_restore(total);
 
-	for (i = 0; i < 5 && now != total; i++) {
-		sysctl_resize(total - now);
-		now = lp_total();
-	}
 	if (now != total)
 		TH_LOG("pool not restored: %ld pages, was %ld", now, total);
 	return now == total ? 0 : -1;
@@ -332,15 +327,9 @@ static void pin_to_cpu(int cpu)
 static char proc_state(pid_t pid)
 {
 	char path[64], buf[512], *p;
-	int fd, n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
+	read_text(path, buf, sizeof(buf));	/* "": gone */
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
 }
@@ -364,15 +353,10 @@ static int reaped_within(pid_t pid, double secs)
 static int proc_field(pid_t pid, int field)
 {
 	char path[64], buf[512], *p;
-	int fd, n, i;
+	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
+	read_text(path, buf, sizeof(buf));	/* "": gone */
 	p = strrchr(buf, ')');
 	for (i = 2; p && i < field; i++)
 		p = strchr(p + 1, ' ');

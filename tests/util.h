@@ -64,19 +64,47 @@ static inline unsigned long lp_size(void)
 	return size;
 }
 
+/*
+ * A small file (/proc, /sys) in one read(2), no stdio buffer, into buf,
+ * NUL-terminated ("" if it cannot be read): its length, or -1.
+ */
+static inline ssize_t read_text(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
 /* An integer from a file such as /proc/sys/kernel/numlargepages, or -1. */
 static inline long read_long(const char *path)
 {
-	char buf[64] = "";
-	long v = -1;
-	int fd = open(path, O_RDONLY);
+	char buf[64];
 
-	if (fd < 0)
+	return read_text(path, buf, sizeof(buf)) > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+/* The lines of a text file that hold needle (NULL: all of them), or -1. */
+static inline int file_lines(const char *path, const char *needle)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
 		return -1;
-	if (read(fd, buf, sizeof(buf) - 1) > 0)
-		v = strtol(buf, NULL, 10);
-	close(fd);
-	return v;
+	while (fgets(line, sizeof(line), f))
+		n += !needle || strstr(line, needle);
+	fclose(f);
+	return n;
 }
 
 /* Write text to a file; 0 or -errno. */
@@ -135,6 +163,22 @@ static inline int sysctl_resize(long n)
 }
 
 /*
+ * Bring the pool back to total pages through numlargepages, in up to
+ * five writes; its size then.
+ */
+static inline long pool_restore(long total)
+{
+	long t = lp_total();
+	int i;
+
+	for (i = 0; i < 5 && t != total; i++) {
+		sysctl_resize(total - t);
+		t = lp_total();
+	}
+	return t;
+}
+
+/*
  * Conservation: with every test process gone, every page is free and the
  * sysctl agrees with meminfo. Exits may release in the background for a
  * moment (a GUP pin dropped late), so allow a short settle.
@@ -173,14 +217,8 @@ static inline const char *cmdline_value(const char *name, char *val,
 {
 	char buf[4096], *w, *save = NULL;
 	const char *ret = NULL;
-	ssize_t n = -1;
-	int fd = open("/proc/cmdline", O_RDONLY);
 
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	}
-	buf[n > 0 ? n : 0] = '\0';
+	read_text("/proc/cmdline", buf, sizeof(buf));
 	for (w = strtok_r(buf, " \t\n", &save); w;
 	     w = strtok_r(NULL, " \t\n", &save)) {
 		if (!strncmp(w, name, strlen(name))) {
@@ -365,32 +403,31 @@ static inline int lp_zeroed(const char *p, unsigned long len)
 			return 0;
 	return 1;
 }
+/*
+ * The value of expr once it is want, read again every 20 ms up to tries
+ * times, or its last value.
+ */
+#define SETTLE(expr, want, tries) ({					\
+	long __v = (expr);						\
+	int __i;							\
+									\
+	for (__i = 0; __i < (tries) && __v != (want); __i++) {		\
+		usleep(20000);						\
+		__v = (expr);						\
+	}								\
+	__v;								\
+})
+
 /* LargePages_Free once it reaches want, or its value after a second. */
 static inline long lp_settle_nfree(long want)
 {
-	long n = lp_nfree();
-	int i;
-
-	for (i = 0; i < 50 && n != want; i++) {
-		usleep(20000);
-		n = lp_nfree();
-	}
-	return n;
+	return SETTLE(lp_nfree(), want, 50);
 }
 
 /* The number of lines (mappings) in /proc/self/maps, or -1. */
 static inline int lp_maps_lines(void)
 {
-	char line[512];
-	int n = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
+	return file_lines("/proc/self/maps", NULL);
 }
 
 /*

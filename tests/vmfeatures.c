@@ -76,21 +76,6 @@ static long unmap_kind(int kind, long r)
 }
 
 /*
- * Still intact: the pattern is there and every page is still writable
- * (a write that faults kills the test, which fails it).
- */
-static int intact(long r, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-
-	if (!lp_check(LP_PTR(r), len, seed))
-		return 0;
-	for (off = 0; off < len; off += 4096)
-		*(volatile uint32_t *)(LP_PTR(r) + off) ^= 0;
-	return 1;
-}
-
-/*
  * lp_check() of a mapping whose bytes [at, at + n) were overwritten on
  * purpose: every pattern word outside them is still there.
  */
@@ -507,7 +492,7 @@ TEST(uffd_register_missing_over_large_pages_einval)
 		EXPECT_EQ(vma_flag(LP_PTR(r[k]), "um"), 0);
 	}
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7001 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7001 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
 	uffd_works_on_normal_memory(fd);
@@ -547,7 +532,7 @@ TEST(uffd_register_wp_over_large_pages_einval)
 					   UFFDIO_REGISTER_MODE_WP), EINVAL);
 	}
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7002 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7002 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
 	uffd_works_on_normal_memory(fd);
@@ -596,7 +581,7 @@ TEST(uffd_register_from_normal_mapping_into_large_pages_einval)
 	EXPECT_EQ(uffd_unregister(fd, below, NB), 0);
 
 	EXPECT_EQ(below[NB - 1], 0x5a);
-	EXPECT_TRUE(intact(r, len, 0x7003));
+	EXPECT_TRUE(lp_intact(r, len, 0x7003));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
@@ -630,7 +615,7 @@ TEST(ksm_madvise_mergeable_on_large_pages_einval)
 		EXPECT_EQ(vma_flag(LP_PTR(r[k]), "mg"), 0);
 	}
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7004 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7004 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 	for (k = 0; k < NKINDS; k++)
 		ASSERT_EQ(unmap_kind(k, r[k]), 0);
@@ -676,7 +661,7 @@ static void ksm_compaction_body(void)
 	EXPECT_GE(scans, scans0 + 2);
 
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7005 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7005 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 	for (i = 0; i < KSM_PAGES * 4096; i += 4096)
 		EXPECT_EQ(anon[i + 100], 0x5a);
@@ -684,7 +669,7 @@ static void ksm_compaction_body(void)
 	/* Unmerging walks the same mm: still nothing to do with large pages. */
 	EXPECT_EQ(write_text(KSM "run", "2"), 0);
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7005 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7005 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
 	for (k = 0; k < NKINDS; k++)
@@ -745,7 +730,7 @@ static void memcg_nocharge_body(void)
 		lp_peer_send(&p, cg_read("memory.current"));
 		lp_peer_recv(&p);
 		for (k = 0; k < NKINDS; k++) {
-			EXPECT_TRUE(intact(r[k], len[k], 0x7010 + k));
+			EXPECT_TRUE(lp_intact(r[k], len[k], 0x7010 + k));
 			EXPECT_EQ(unmap_kind(k, r[k]), 0);
 		}
 		CHILD_DONE();
@@ -836,7 +821,7 @@ static void memcg_oom_body(void)
 	EXPECT_GE(cg_value(undo.cg, "memory.events", "oom_kill"), 1);
 
 	/* What the victim wrote stays; its private page came back. */
-	EXPECT_TRUE(intact(seg, len, 0x7111));
+	EXPECT_TRUE(lp_intact(seg, len, 0x7111));
 	EXPECT_EQ(lp_settle_nfree(nfree - 2), nfree - 2);
 	ASSERT_EQ(lpsys_unshare(seg), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
@@ -1082,7 +1067,7 @@ TEST(uring_register_buffers_large_pages_eopnotsupp)
 					   &iov, 1), EOPNOTSUPP);
 	}
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7020 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7020 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
 	/* The ring still works, and still takes an ordinary buffer. */
@@ -1276,9 +1261,9 @@ static void swap_body(void)
 		lp_peer_recv(&p);
 
 		EXPECT_TRUE(lp_check(anon, SWAP_ANON, 0x7333));
-		EXPECT_TRUE(intact(mine, lp, 0x7330));
-		EXPECT_TRUE(intact(seg, lp, 0x7030 + KEYED));
-		EXPECT_TRUE(intact(r[SHRD], len[SHRD], 0x7030 + SHRD));
+		EXPECT_TRUE(lp_intact(mine, lp, 0x7330));
+		EXPECT_TRUE(lp_intact(seg, lp, 0x7030 + KEYED));
+		EXPECT_TRUE(lp_intact(r[SHRD], len[SHRD], 0x7030 + SHRD));
 		lp_peer_send(&p, !harness_failed);
 		EXPECT_EQ(lpsys_free(mine), 0);
 		EXPECT_EQ(lpsys_unshare(seg), 0);
@@ -1309,7 +1294,7 @@ static void swap_body(void)
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_EQ(lp_settle_nfree(hold), hold);
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len[k], 0x7030 + k));
+		EXPECT_TRUE(lp_intact(r[k], len[k], 0x7030 + k));
 	for (k = 0; k < NKINDS; k++)
 		ASSERT_EQ(unmap_kind(k, r[k]), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
