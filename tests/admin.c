@@ -26,11 +26,7 @@ static int set_nr_pages(long n)
 /* Put the pool back to total pages through numlargepages. */
 static void restore(long total)
 {
-	int i;
-
-	for (i = 0; i < 5 && lp_total() != total; i++)
-		lp_resize(total - lp_total());
-	ASSERT_EQ(lp_total(), total);
+	ASSERT_EQ(pool_restore(total), total);
 }
 
 TEST(nr_pages_reads_the_pool_size)
@@ -71,7 +67,7 @@ TEST(nr_pages_never_takes_pages_in_use)
 	long total = lp_total(), r;
 
 	ASSERT_GE(total, 3);
-	r = lp_get(0, 2 * lp, RW, MAP_SHARED);
+	r = lpsys_get(0, 2 * lp, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), 2 * lp, 0x9301);
 	ASSERT_EQ(set_nr_pages(0), 0);
@@ -79,7 +75,7 @@ TEST(nr_pages_never_takes_pages_in_use)
 	EXPECT_EQ(lp_nfree(), 0);
 	EXPECT_EQ(read_long(NR_PAGES), 2);
 	EXPECT_TRUE(lp_check(LP_PTR(r), 2 * lp, 0x9301));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_settle_nfree(2), 2);
 	ASSERT_EQ(set_nr_pages(total), 0);
 	EXPECT_EQ(lp_total(), total);
@@ -93,7 +89,7 @@ TEST(nr_pages_counts_pages_in_use)
 	long total = lp_total(), r;
 
 	ASSERT_GE(total, 3);
-	r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ(set_nr_pages(total + 1), 0);
 	EXPECT_EQ(lp_total(), total + 1);
@@ -101,7 +97,7 @@ TEST(nr_pages_counts_pages_in_use)
 	ASSERT_EQ(set_nr_pages(total), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), total - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	restore(total);
 }
 
@@ -131,7 +127,7 @@ static void nobody_body(void *arg)
 	become_nobody();
 	EXPECT_EQ(set_nr_pages(total + 1), -EACCES);
 	EXPECT_EQ(lp_total(), total);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 TEST(nr_pages_only_root_writes)
@@ -148,7 +144,7 @@ static void no_admin_body(void *arg)
 	ASSERT_EQ(lp_drop_cap(CAP_SYS_ADMIN), 0);
 	EXPECT_EQ(set_nr_pages(total + 1), -EPERM);
 	EXPECT_EQ(lp_total(), total);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 TEST(nr_pages_needs_cap_sys_admin_not_uid_0)
@@ -173,7 +169,7 @@ static void numlargepages_shrinker(void *arg)
 
 	(void)arg;
 	while (time(NULL) < end) {
-		if (lp_resize(-1) || lp_resize(1))
+		if (sysctl_resize(-1) || sysctl_resize(1))
 			_exit(1);
 	}
 	_exit(0);
@@ -221,13 +217,13 @@ TEST(status_largepages_counts_private_shared_and_keyed)
 
 	ASSERT_GE(lp_nfree(), 4);
 	EXPECT_EQ(status_largepages(getpid()), 0);
-	a = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	a = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(a));
 	EXPECT_EQ(status_largepages(getpid()), 2 * kb);
-	b = lp_get(0, lp, RW, MAP_SHARED);
+	b = lpsys_get(0, lp, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(b));
 	EXPECT_EQ(status_largepages(getpid()), 3 * kb);
-	c = lp_share(KEY0, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+	c = lpsys_share(KEY0, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
 	ASSERT_TRUE(LP_OK(c));
 	EXPECT_EQ(status_largepages(getpid()), 4 * kb);
 
@@ -242,10 +238,10 @@ TEST(status_largepages_counts_private_shared_and_keyed)
 	kill(pid, SIGKILL);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 
-	ASSERT_EQ(lp_free(a), 0);
+	ASSERT_EQ(lpsys_free(a), 0);
 	EXPECT_EQ(status_largepages(getpid()), 2 * kb);
-	ASSERT_EQ(lp_unshare(c), 0);
-	ASSERT_EQ(lp_free(b), 0);
+	ASSERT_EQ(lpsys_unshare(c), 0);
+	ASSERT_EQ(lpsys_free(b), 0);
 	EXPECT_EQ(status_largepages(getpid()), 0);
 }
 
@@ -297,7 +293,7 @@ TEST(segments_list_creator_last_user_and_times)
 	long r, now = time(NULL);
 	int st;
 
-	r = lp_share(KEY0 + 1, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+	r = lpsys_share(KEY0 + 1, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ(seg_hist(KEY0 + 1, &h), 1);
 	EXPECT_EQ(h.cpid, getpid());
@@ -308,13 +304,13 @@ TEST(segments_list_creator_last_user_and_times)
 	EXPECT_EQ(h.dtime, 0);
 
 	if (lp_peer_fork(&p) == 0) {
-		long q = lp_share(KEY0 + 1, 0, lp, RW, 0);
+		long q = lpsys_share(KEY0 + 1, 0, lp, RW, 0);
 
 		if (!LP_OK(q))
 			_exit(1);
 		lp_peer_send(&p, 0);
 		lp_peer_recv(&p);
-		_exit(lp_unshare(q) ? 2 : 0);
+		_exit(lpsys_unshare(q) ? 2 : 0);
 	}
 	ASSERT_GT(p.pid, 0);
 	lp_peer_recv(&p);
@@ -329,5 +325,5 @@ TEST(segments_list_creator_last_user_and_times)
 	EXPECT_EQ(h.lpid, p.pid);	/* its detach */
 	EXPECT_GE(h.dtime, h.atime);
 	EXPECT_LE(h.dtime, time(NULL));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }

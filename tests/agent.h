@@ -30,16 +30,16 @@ static inline void agent_loop(int rfd, int wfd)
 	while (read(rfd, &c, sizeof(c)) == sizeof(c)) {
 		switch (c.op) {
 		case A_GET:
-			r = lp_get(c.addr, c.len, c.prot, c.flag);
+			r = lpsys_get(c.addr, c.len, c.prot, c.flag);
 			break;
 		case A_FREE:
-			r = lp_free(c.addr);
+			r = lpsys_free(c.addr);
 			break;
 		case A_SHARE:
-			r = lp_share(c.key, c.addr, c.len, c.prot, c.flag);
+			r = lpsys_share(c.key, c.addr, c.len, c.prot, c.flag);
 			break;
 		case A_UNSHARE:
-			r = lp_unshare(c.addr);
+			r = lpsys_unshare(c.addr);
 			break;
 		case A_PEEK:
 			r = *(volatile uint32_t *)c.addr;

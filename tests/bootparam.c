@@ -81,19 +81,19 @@ TEST(all_boot_pages_usable)
 	long total = lp_total(), r;
 
 	if (total == 0) {
-		EXPECT_ERRNO(lp_get(0, lp_size(), PROT_READ, MAP_PRIVATE),
+		EXPECT_ERRNO(lpsys_get(0, lp_size(), PROT_READ, MAP_PRIVATE),
 			     ENOMEM);
-		EXPECT_ERRNO(lp_share(9001, 0, lp_size(), PROT_READ,
-				      IPC_CREAT | 0600), ENOMEM);
+		EXPECT_ERRNO(lpsys_share(9001, 0, lp_size(), PROT_READ,
+					 IPC_CREAT | 0600), ENOMEM);
 		return;
 	}
-	r = lp_get(0, total * lp_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	r = lpsys_get(0, total * lp_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_zeroed(LP_PTR(r), total * lp_size()));
 	memset(LP_PTR(r), 3, total * lp_size());
 	EXPECT_EQ(lp_nfree(), 0);
-	EXPECT_ERRNO(lp_get(0, lp_size(), PROT_READ, MAP_PRIVATE), ENOMEM);
-	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), PROT_READ, MAP_PRIVATE), ENOMEM);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 /* Does the kernel log have a line containing want? */
@@ -199,7 +199,7 @@ TEST(lowmem_pages_counts_the_pools_lowmem_pages)
 	EXPECT_TRUE(dmesg_has(want));
 	if (!total)
 		return;
-	r = lp_get(0, total * lp, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	r = lpsys_get(0, total * lp, PROT_READ | PROT_WRITE, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	fd = open("/proc/self/pagemap", O_RDONLY);
 	ASSERT_GE(fd, 0);
@@ -214,7 +214,7 @@ TEST(lowmem_pages_counts_the_pools_lowmem_pages)
 			low++;
 	}
 	close(fd);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	TH_LOG("%ld of %ld pool pages below pfn %#lx", low, total, high);
 	EXPECT_EQ(low, lowmem);
 }
@@ -238,8 +238,8 @@ TEST(whole_pool_zeroed_and_shared_in_both_zones)
 	if (!total)
 		return;
 	ASSERT_EQ(lp_settle_nfree(total), total);
-	r = lp_share(9003, 0, total * lp, PROT_READ | PROT_WRITE,
-		     IPC_CREAT | IPC_EXCL | 0600);
+	r = lpsys_share(9003, 0, total * lp, PROT_READ | PROT_WRITE,
+			IPC_CREAT | IPC_EXCL | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	for (i = 0; i < (unsigned long)total; i++) {
 		char *page = LP_PTR(r) + i * lp;
@@ -267,11 +267,11 @@ TEST(whole_pool_zeroed_and_shared_in_both_zones)
 		 * the user address space (nopae-lpvm's, 1756 MiB of 3 GiB)
 		 * cannot be mapped twice.
 		 */
-		if (lp_unshare(r)) {
+		if (lpsys_unshare(r)) {
 			lp_peer_send(&p, 0);
 			_exit(2);
 		}
-		c = lp_share(9003, 0, total * lp, PROT_READ, 0);
+		c = lpsys_share(9003, 0, total * lp, PROT_READ, 0);
 		ok = LP_OK(c) && lp_check(LP_PTR(c), total * lp, 9003);
 
 		/* GUP on the parent's mapping: one base page of each page. */
@@ -284,13 +284,13 @@ TEST(whole_pool_zeroed_and_shared_in_both_zones)
 				     LP_PTR(c), sizeof(buf));
 		}
 		lp_peer_send(&p, ok);
-		_exit(LP_OK(c) && !lp_unshare(c) ? 0 : 1);
+		_exit(LP_OK(c) && !lpsys_unshare(c) ? 0 : 1);
 	}
 	ASSERT_GT(p.pid, 0);
 	EXPECT_EQ(lp_peer_recv(&p), 1);
 	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_TRUE(lp_key_absent(9003, lp));
 }
 
@@ -372,7 +372,7 @@ TEST(pool_leaves_a_quarter_of_lowmem_free)
 	 * that quarter since.)
 	 */
 	low_before = read_long(LPSYS "lowmem_pages");
-	ASSERT_EQ(lp_resize(100000), 0);
+	ASSERT_EQ(sysctl_resize(100000), 0);
 	got = lp_total();
 	grown = got - before;
 	low_after = read_long(LPSYS "lowmem_pages");
@@ -386,6 +386,6 @@ TEST(pool_leaves_a_quarter_of_lowmem_free)
 	/* Allow 2 MiB for what the system allocated meanwhile. */
 	if (low_after > low_before)
 		EXPECT_GE(low_free() + 2048, low_total() / 4);
-	ASSERT_EQ(lp_resize(-grown), 0);
+	ASSERT_EQ(sysctl_resize(-grown), 0);
 	EXPECT_EQ(lp_total(), before);
 }

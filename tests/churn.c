@@ -114,47 +114,47 @@ static void churn(int n, unsigned long sz, unsigned long keeper)
 	for (i = 0; i < n && !harness_failed; i++) {
 		switch (i % 10) {
 		case 0:
-			r = lp_get(0, sz, RW, i & 16 ? MAP_SHARED : MAP_PRIVATE);
+			r = lpsys_get(0, sz, RW, i & 16 ? MAP_SHARED : MAP_PRIVATE);
 			ASSERT_TRUE(LP_OK(r));
 			((volatile char *)r)[i % sz] = 1;
-			ASSERT_EQ(lp_free(r), 0);
+			ASSERT_EQ(lpsys_free(r), 0);
 			break;
 		case 1:
-			r = lp_share(CHURN_KEY, 0, sz, i & 32 ? PROT_READ : RW, 0);
+			r = lpsys_share(CHURN_KEY, 0, sz, i & 32 ? PROT_READ : RW, 0);
 			ASSERT_TRUE(LP_OK(r));
 			ASSERT_EQ(((volatile char *)r)[0], 'K');
-			ASSERT_EQ(lp_unshare(r), 0);
+			ASSERT_EQ(lpsys_unshare(r), 0);
 			break;
 		case 2:
-			EXPECT_ERRNO(lp_get(0, 0, RW, MAP_PRIVATE), EINVAL);
+			EXPECT_ERRNO(lpsys_get(0, 0, RW, MAP_PRIVATE), EINVAL);
 			break;
 		case 3:
-			EXPECT_ERRNO(lp_get(0, sz + 4096, RW, MAP_PRIVATE), EINVAL);
+			EXPECT_ERRNO(lpsys_get(0, sz + 4096, RW, MAP_PRIVATE), EINVAL);
 			break;
 		case 4:	/* more than the pool: the roll-back paths */
 			if (i & 16)
-				EXPECT_ERRNO(lp_get(0, sz * (lp_total() + 1), RW,
-						    MAP_PRIVATE), ENOMEM);
+				EXPECT_ERRNO(lpsys_get(0, sz * (lp_total() + 1), RW,
+						       MAP_PRIVATE), ENOMEM);
 			else
-				EXPECT_ERRNO(lp_share(CHURN_KEY + 2, 0,
-						      sz * (lp_total() + 1), RW,
-						      IPC_CREAT | 0600), ENOMEM);
+				EXPECT_ERRNO(lpsys_share(CHURN_KEY + 2, 0,
+							 sz * (lp_total() + 1), RW,
+							 IPC_CREAT | 0600), ENOMEM);
 			break;
 		case 5:
-			EXPECT_ERRNO(lp_free(normal), EINVAL);
+			EXPECT_ERRNO(lpsys_free(normal), EINVAL);
 			break;
 		case 6:
-			EXPECT_ERRNO(lp_share(CHURN_KEY + 1, 0, sz, RW, 0), ENOENT);
+			EXPECT_ERRNO(lpsys_share(CHURN_KEY + 1, 0, sz, RW, 0), ENOENT);
 			break;
 		case 7:
-			EXPECT_ERRNO(lp_share(CHURN_KEY, 0, 2 * sz, RW, 0), EINVAL);
+			EXPECT_ERRNO(lpsys_share(CHURN_KEY, 0, 2 * sz, RW, 0), EINVAL);
 			break;
 		case 8:
-			EXPECT_ERRNO(lp_unshare(keeper + sz / 2), EINVAL);
+			EXPECT_ERRNO(lpsys_unshare(keeper + sz / 2), EINVAL);
 			break;
 		case 9:
-			EXPECT_ERRNO(lp_share(CHURN_KEY, 0, sz, RW,
-					      IPC_CREAT | IPC_EXCL | 0600), EEXIST);
+			EXPECT_ERRNO(lpsys_share(CHURN_KEY, 0, sz, RW,
+						 IPC_CREAT | IPC_EXCL | 0600), EEXIST);
 			break;
 		}
 	}
@@ -167,18 +167,18 @@ TEST(churn_20000_calls_leave_no_trace)
 	struct counters before, after;
 	long keeper;
 
-	keeper = lp_share(CHURN_KEY, 0, sz, RW, IPC_CREAT | 0600);
+	keeper = lpsys_share(CHURN_KEY, 0, sz, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(keeper));
 	*(char *)keeper = 'K';
 	churn(2000, sz, keeper);		/* warm-up */
-	ASSERT_EQ(lp_unshare(keeper), 0);
+	ASSERT_EQ(lpsys_unshare(keeper), 0);
 	sample(&before);
 
-	keeper = lp_share(CHURN_KEY, 0, sz, RW, IPC_CREAT | 0600);
+	keeper = lpsys_share(CHURN_KEY, 0, sz, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(keeper));
 	*(char *)keeper = 'K';
 	churn(CHURN_CALLS, sz, keeper);
-	ASSERT_EQ(lp_unshare(keeper), 0);
+	ASSERT_EQ(lpsys_unshare(keeper), 0);
 	EXPECT_EQ(lp_key_absent(CHURN_KEY, sz), 1);
 	EXPECT_EQ(lp_key_absent(CHURN_KEY + 2, sz), 1);
 	sample(&after);
@@ -195,7 +195,7 @@ static long regrow(long total)
 	for (i = 0; i < 5 && lp_total() < total; i++) {
 		if (i)
 			write_text("/proc/sys/vm/compact_memory", "1\n");
-		lp_resize(total - lp_total());
+		sysctl_resize(total - lp_total());
 	}
 	return lp_total();
 }
@@ -209,22 +209,22 @@ TEST(churn_100_shrink_to_zero_and_regrow)
 
 	ASSERT_GE(total, 2);
 	/* Warm-up: the first shrink and regrow settle the buddy lists. */
-	ASSERT_EQ(lp_resize(-total), 0);
+	ASSERT_EQ(sysctl_resize(-total), 0);
 	ASSERT_EQ(regrow(total), total);
 	sample(&before);
 	for (i = 0; i < REGROW_CYCLES && !harness_failed; i++) {
-		ASSERT_EQ(lp_resize(-total), 0);
+		ASSERT_EQ(sysctl_resize(-total), 0);
 		ASSERT_EQ(lp_total(), 0);
 		ASSERT_EQ(lp_nfree(), 0);
-		EXPECT_ERRNO(lp_get(0, sz, RW, MAP_PRIVATE), ENOMEM);
+		EXPECT_ERRNO(lpsys_get(0, sz, RW, MAP_PRIVATE), ENOMEM);
 		ASSERT_EQ(regrow(total), total);
 		ASSERT_EQ(lp_nfree(), total);
 		/* Every regrown page is usable and handed out zeroed. */
 		if (i % 25 == 0) {
-			r = lp_get(0, sz * total, RW, MAP_PRIVATE);
+			r = lpsys_get(0, sz * total, RW, MAP_PRIVATE);
 			ASSERT_TRUE(LP_OK(r));
 			EXPECT_EQ(lp_zeroed((char *)r, sz * total), 1);
-			ASSERT_EQ(lp_free(r), 0);
+			ASSERT_EQ(lpsys_free(r), 0);
 		}
 	}
 	sample(&after);

@@ -100,13 +100,13 @@ static void dumper(const struct dump_case *c, int wfd)
 	char buf[64];
 	int i;
 
-	addr[M_PRIVATE] = lp_get(0, lp, RW, MAP_PRIVATE);
+	addr[M_PRIVATE] = lpsys_get(0, lp, RW, MAP_PRIVATE);
 	if (!LP_OK(addr[M_PRIVATE]))
 		DUMPER_FAIL(10, "get_large_pages(MAP_PRIVATE)");
-	addr[M_SHARED] = lp_get(0, lp, RW, MAP_SHARED);
+	addr[M_SHARED] = lpsys_get(0, lp, RW, MAP_SHARED);
 	if (!LP_OK(addr[M_SHARED]))
 		DUMPER_FAIL(11, "get_large_pages(MAP_SHARED)");
-	addr[M_KEYED] = lp_share(c->key, 0, lp, RW, IPC_CREAT | 0600);
+	addr[M_KEYED] = lpsys_share(c->key, 0, lp, RW, IPC_CREAT | 0600);
 	if (!LP_OK(addr[M_KEYED]))
 		DUMPER_FAIL(12, "share_large_pages(IPC_CREAT)");
 	for (i = 0; i < NMAP; i++)

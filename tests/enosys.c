@@ -5,22 +5,22 @@
 
 TEST(get_large_pages_enosys)
 {
-	EXPECT_ERRNO(lp_get(0, 4 << 20, PROT_READ, MAP_PRIVATE), ENOSYS);
+	EXPECT_ERRNO(lpsys_get(0, 4 << 20, PROT_READ, MAP_PRIVATE), ENOSYS);
 }
 
 TEST(free_large_pages_enosys)
 {
-	EXPECT_ERRNO(lp_free(0x40000000), ENOSYS);
+	EXPECT_ERRNO(lpsys_free(0x40000000), ENOSYS);
 }
 
 TEST(share_large_pages_enosys)
 {
-	EXPECT_ERRNO(lp_share(1, 0, 4 << 20, PROT_READ, IPC_CREAT), ENOSYS);
+	EXPECT_ERRNO(lpsys_share(1, 0, 4 << 20, PROT_READ, IPC_CREAT), ENOSYS);
 }
 
 TEST(unshare_large_pages_enosys)
 {
-	EXPECT_ERRNO(lp_unshare(0x40000000), ENOSYS);
+	EXPECT_ERRNO(lpsys_unshare(0x40000000), ENOSYS);
 }
 
 TEST(no_pool_in_meminfo_or_sysctl)

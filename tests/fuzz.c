@@ -36,7 +36,6 @@
 #include "rng.h"
 
 
-#define RW		(PROT_READ | PROT_WRITE)
 #define PROT_ALL	(PROT_READ | PROT_WRITE | PROT_EXEC)
 #define USER_TOP	0xc0000000UL	/* TASK_SIZE, i386 3G/1G */
 #define WORKERS		4
@@ -106,7 +105,7 @@ static uint32_t r32(void)
 
 static uint32_t rnd(uint32_t n)
 {
-	return n ? r32() % n : 0;
+	return xs_below(&W.rng, n);
 }
 
 /* A fork child has no helper thread, and may inherit the lock held. */
@@ -294,7 +293,7 @@ static void track(long r, unsigned long len, int kind, int key, int prot,
 	struct map *m;
 
 	if (W.nmaps == MAXMAPS) {	/* a hostile call that worked */
-		lp_free(r);
+		lpsys_free(r);
 		return;
 	}
 	m = &W.maps[W.nmaps];
@@ -344,7 +343,7 @@ static void release(int i, int unshare)
 	if (!W.tainted)
 		check_map(&m, "before free");
 	lk();
-	CALL(r, e, unshare ? lp_unshare(m.addr) : lp_free(m.addr));
+	CALL(r, e, unshare ? lpsys_unshare(m.addr) : lpsys_free(m.addr));
 	if (!W.tainted)
 		judge(r == 0, e, r, 1, 0, "%s(%#lx), the start of " MFMT,
 		      unshare ? "unshare_large_pages" : "free_large_pages",
@@ -390,20 +389,6 @@ static void sub_range(const struct map *m, unsigned long *s, unsigned long *l)
 }
 
 /* ------------------------------------------------- argument choices */
-
-static const int good_prots[] = {
-	RW, RW, RW, RW, PROT_READ, PROT_READ, PROT_NONE,
-	PROT_READ | PROT_EXEC, RW | PROT_EXEC, PROT_WRITE,
-};
-static const int bad_prots[] = {
-	RW | 0x8, PROT_READ | PROT_GROWSDOWN, -1, 0x10, RW | 0x100000,
-	PROT_GROWSUP,
-};
-static const int bad_flags[] = {
-	0, MAP_PRIVATE | MAP_SHARED, MAP_PRIVATE | MAP_FIXED,
-	MAP_SHARED | MAP_ANONYMOUS, MAP_PRIVATE | MAP_POPULATE, -1,
-	MAP_SHARED | MAP_LOCKED, MAP_ANONYMOUS,
-};
 
 static unsigned long pool_max(void)
 {
@@ -522,7 +507,7 @@ static void op_get(int hostile, unsigned long pages)
 			h = H_NONE;
 		hint = pick_hint(h);
 	}
-	CALL(r, e, lp_get(hint, len, prot, flags));
+	CALL(r, e, lpsys_get(hint, len, prot, flags));
 	if (want_at)
 		ulk();
 	ok = LP_OK(r);
@@ -531,7 +516,7 @@ static void op_get(int hostile, unsigned long pages)
 		   "get_large_pages(%#lx [hint: %s], %#lx, %#x, %#x)",
 		   hint, hint_name[h], len, prot, flags)) {
 		if (ok)
-			lp_free(r);
+			lpsys_free(r);
 		return;
 	}
 	if (!ok)
@@ -540,7 +525,7 @@ static void op_get(int hostile, unsigned long pages)
 		failf("get_large_pages(%#lx, %#lx) = %#lx, but the range at %#lx was free",
 		      hint, len, (unsigned long)r, want_at);
 	if (!placement_ok(r, len, "get_large_pages")) {
-		lp_free(r);
+		lpsys_free(r);
 		return;
 	}
 	W.made++;
@@ -610,7 +595,7 @@ static void op_share(int hostile)
 			allow |= !W.root && W.memlock0 ? EB(EPERM) : EB(ENOMEM);
 	}
 
-	CALL(r, e, lp_share(key, hint, len, prot, flag));
+	CALL(r, e, lpsys_share(key, hint, len, prot, flag));
 	ok = LP_OK(r);
 	W.enomem += !ok && e == ENOMEM;
 	if (!judge(ok, e, r, allow_ok, allow,
@@ -618,13 +603,13 @@ static void op_share(int hostile)
 		   key, hint, hint_name[h], len, prot, (unsigned int)flag,
 		   held ? ", holding the key" : "")) {
 		if (ok)
-			lp_unshare(r);
+			lpsys_unshare(r);
 		return;
 	}
 	if (!ok)
 		return;
 	if (!placement_ok(r, len, "share_large_pages")) {
-		lp_unshare(r);
+		lpsys_unshare(r);
 		return;
 	}
 	W.made++;
@@ -677,7 +662,7 @@ static void op_free_bad(void)
 		if (W.maps[i].addr == a)
 			hit = i;
 	lk();
-	CALL(r, e, unshare ? lp_unshare(a) : lp_free(a));
+	CALL(r, e, unshare ? lpsys_unshare(a) : lpsys_free(a));
 	judge(r == 0, e, r, hit >= 0, hit >= 0 ? 0 : EB(EINVAL), "%s(%#lx), %s%s",
 	      unshare ? "unshare_large_pages" : "free_large_pages", a, what,
 	      hit >= 0 ? ": the start of a live mapping" : "");
@@ -944,7 +929,7 @@ static void child_main(uint32_t mark)
 		judge(!r, e, r, 0, EB(ENOMEM), "mincore(%#lx), in the parent's private mapping",
 		      W.maps[i].addr);
 		if (!rnd(4)) {
-			CALL(r, e, lp_free(W.maps[i].addr));
+			CALL(r, e, lpsys_free(W.maps[i].addr));
 			judge(!r, e, r, 0, EB(EINVAL), "free_large_pages(%#lx), the parent's private mapping",
 			      W.maps[i].addr);
 		}
@@ -1035,7 +1020,7 @@ static void op_pool(void)
 	long t0, t1;
 
 	if (W.id != 0) {
-		ret = lp_resize(W.root ? 0 : 1);
+		ret = sysctl_resize(W.root ? 0 : 1);
 		judge(!ret, -ret, ret, W.root, W.root ? 0 : EB(EACCES) | EB(EPERM),
 		      "write %d to %s", !W.root, NUMLARGEPAGES);
 		return;
@@ -1061,7 +1046,7 @@ static void op_pool(void)
 	if (n <= 0)
 		return;
 	n = grow ? n : -n;
-	ret = lp_resize(n);
+	ret = sysctl_resize(n);
 	judge(!ret, -ret, ret, 1, 0, "write %d to %s", n, NUMLARGEPAGES);
 	t1 = lp_total();
 	if (n > 0 ? (t1 < t0 || t1 > t0 + n) : (t1 > t0 || t1 < t0 + n))
@@ -1151,13 +1136,9 @@ static const struct {
 
 static void run_op(void)
 {
-	int total = 0, o, x, n;
+	int o, n;
 
-	for (o = 0; o < O_NR; o++)
-		total += optab[o].weight;
-	x = rnd(total);
-	for (o = 0; x >= optab[o].weight; o++)
-		x -= optab[o].weight;
+	o = PICK_WEIGHTED(optab, O_NR);
 	if ((o == O_MEMLOCK0 && W.root) || (o == O_MLOCKALL && !W.root))
 		o = O_CHECK;
 	if (optab[o].needs_map && !W.nmaps)
@@ -1304,7 +1285,7 @@ static void cleanup(void)
 			      pool_orig, t);
 			break;
 		}
-		lp_resize(pool_orig - t);
+		sysctl_resize(pool_orig - t);
 		usleep(20000);
 	}
 }
@@ -1363,41 +1344,27 @@ static int worker_main(int id, double deadline)
 /* lpfuzz_secs= and lpfuzz_seed= from the kernel command line. */
 __attribute__((constructor)) static void fuzz_params(void)
 {
-	char buf[4096], *w, *save = NULL;
-	struct timespec ts;
+	char val[32];
 	unsigned long v;
-	ssize_t n = -1;
-	int fd;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	fz_seed = ((unsigned long long)ts.tv_sec << 20 ^ ts.tv_nsec ^
-		   (unsigned long long)getpid() << 40) % 1000000000000ULL;
-	fd = open("/proc/cmdline", O_RDONLY);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
+	fz_seed = time_seed();
+	if (cmdline_value("lpfuzz_secs=", val, sizeof(val))) {
+		v = strtoul(val, NULL, 10);
+		if (v > 0 && v < 100000)
+			fz_secs = v;
 	}
-	buf[n > 0 ? n : 0] = '\0';
-	for (w = strtok_r(buf, " \t\n", &save); w;
-	     w = strtok_r(NULL, " \t\n", &save)) {
-		if (!strncmp(w, "lpfuzz_secs=", 12)) {
-			v = strtoul(w + 12, NULL, 10);
-			if (v > 0 && v < 100000)
-				fz_secs = v;
-		} else if (!strncmp(w, "lpfuzz_seed=", 12)) {
-			fz_seed = strtoull(w + 12, NULL, 10);
-		}
-	}
+	if (cmdline_value("lpfuzz_seed=", val, sizeof(val)))
+		fz_seed = strtoull(val, NULL, 10);
 	harness_timeout = fz_secs + 120;
 }
 
 /* Is the key gone? An attach without IPC_CREAT must say ENOENT. */
 static int key_gone(int key)
 {
-	long r = lp_share(key, 0, lpsz, PROT_READ, 0);
+	long r = lpsys_share(key, 0, lpsz, PROT_READ, 0);
 
 	if (LP_OK(r))
-		lp_unshare(r);
+		lpsys_unshare(r);
 	return !LP_OK(r) && errno == ENOENT;
 }
 
@@ -1463,7 +1430,7 @@ TEST(fuzz_syscalls_against_spec)
 	if (total != pool_orig) {
 		TH_LOG("the pool has %ld pages, not %ld: restoring", total,
 		       pool_orig);
-		lp_resize(pool_orig - total);
+		sysctl_resize(pool_orig - total);
 		bad++;
 	}
 	for (i = 1; i <= NKEYS; i++) {

@@ -7,11 +7,11 @@
 TEST(get_returns_aligned_address)
 {
 	unsigned long len = lp_size();
-	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, len, RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ((unsigned long)r % lp_size(), 0);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(get_takes_pages_and_free_returns_them)
@@ -21,18 +21,18 @@ TEST(get_takes_pages_and_free_returns_them)
 	long r;
 
 	ASSERT_GE(before, 3);
-	r = lp_get(0, len, RW, MAP_PRIVATE);
+	r = lpsys_get(0, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(lp_nfree(), before - 3);
 	EXPECT_EQ(lp_total(), read_long(NUMLARGEPAGES));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), before);
 }
 
 TEST(get_memory_is_zeroed)
 {
 	unsigned long len = 2 * lp_size(), i;
-	long r = lp_get(0, len, RW, MAP_SHARED);
+	long r = lpsys_get(0, len, RW, MAP_SHARED);
 	unsigned long *p;
 
 	ASSERT_TRUE(LP_OK(r));
@@ -43,7 +43,7 @@ TEST(get_memory_is_zeroed)
 	EXPECT_EQ(i, len / sizeof(*p));
 	/* Dirty it so the next user would see it if pages were not cleared. */
 	memset(p, 0xa5, len);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(get_memory_is_zeroed_after_reuse)
@@ -54,7 +54,7 @@ TEST(get_memory_is_zeroed_after_reuse)
 	int round;
 
 	for (round = 0; round < 3; round++) {
-		r = lp_get(0, len, RW, MAP_PRIVATE);
+		r = lpsys_get(0, len, RW, MAP_PRIVATE);
 		ASSERT_TRUE(LP_OK(r));
 		p = (unsigned char *)LP_PTR(r);
 		for (i = 0; i < len; i += 4096 - 1)
@@ -62,14 +62,14 @@ TEST(get_memory_is_zeroed_after_reuse)
 				break;
 		ASSERT_GE(i, len);
 		memset(p, 0x5a, len);
-		ASSERT_EQ(lp_free(r), 0);
+		ASSERT_EQ(lpsys_free(r), 0);
 	}
 }
 
 TEST(get_whole_range_writable_and_readable)
 {
 	unsigned long len = 2 * lp_size(), i;
-	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, len, RW, MAP_PRIVATE);
 	uint32_t *p;
 
 	ASSERT_TRUE(LP_OK(r));
@@ -80,7 +80,7 @@ TEST(get_whole_range_writable_and_readable)
 		if (p[i] != (uint32_t)(i * 2654435761u))
 			break;
 	EXPECT_EQ(i, len / 4);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(get_first_touch_takes_no_page_fault)
@@ -90,7 +90,7 @@ TEST(get_first_touch_takes_no_page_fault)
 	volatile char *p;
 	long r;
 
-	r = lp_get(0, len, RW, MAP_PRIVATE);
+	r = lpsys_get(0, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	p = (volatile char *)LP_PTR(r);
 	getrusage(RUSAGE_SELF, &a);
@@ -100,36 +100,36 @@ TEST(get_first_touch_takes_no_page_fault)
 	TH_LOG("%lu pages touched, %ld minor faults", len / 4096,
 	       b.ru_minflt - a.ru_minflt);
 	EXPECT_LE(b.ru_minflt - a.ru_minflt, 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(get_read_only_mapping_cannot_be_written)
 {
 	/* Shared, so the child that touch_faults() forks has it too. */
-	long r = lp_get(0, lp_size(), PROT_READ, MAP_SHARED);
+	long r = lpsys_get(0, lp_size(), PROT_READ, MAP_SHARED);
 
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(LP_PTR(r)[100], 0);
 	EXPECT_TRUE(touch_faults(LP_PTR(r), 1));
 	EXPECT_TRUE(!touch_faults(LP_PTR(r), 0));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(get_prot_none_mapping_faults)
 {
-	long r = lp_get(0, lp_size(), PROT_NONE, MAP_SHARED);
+	long r = lpsys_get(0, lp_size(), PROT_NONE, MAP_SHARED);
 
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(get_prot_exec_accepted)
 {
-	long r = lp_get(0, lp_size(), PROT_READ | PROT_EXEC, MAP_SHARED);
+	long r = lpsys_get(0, lp_size(), PROT_READ | PROT_EXEC, MAP_SHARED);
 
 	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(get_hint_used_when_free)
@@ -142,10 +142,10 @@ TEST(get_hint_used_when_free)
 	hint = lp_unmapped_range(3 * len, len);
 	ASSERT_TRUE(hint != 0);
 
-	r = lp_get(hint, len, RW, MAP_PRIVATE);
+	r = lpsys_get(hint, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ((unsigned long)r, hint);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(get_hint_rounded_up_to_large_page)
@@ -157,10 +157,10 @@ TEST(get_hint_rounded_up_to_large_page)
 	hint = lp_unmapped_range(3 * len, len);
 	ASSERT_TRUE(hint != 0);
 
-	r = lp_get(hint + 4096, len, RW, MAP_PRIVATE);
+	r = lpsys_get(hint + 4096, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ((unsigned long)r, hint + len);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 /*
@@ -180,16 +180,16 @@ TEST(get_hint_just_above_a_boundary_rounded_up)
 	for (i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
 		hint = lp_unmapped_range(3 * len, len);
 		ASSERT_TRUE(hint != 0);
-		r = lp_get(hint + off[i], len, RW, MAP_PRIVATE);
+		r = lpsys_get(hint + off[i], len, RW, MAP_PRIVATE);
 		ASSERT_TRUE(LP_OK(r));
 		if ((unsigned long)r != hint + len)
 			TH_LOG("hint %#lx + %#lx gave %#lx", hint, off[i], r);
 		EXPECT_EQ((unsigned long)r, hint + len);
-		ASSERT_EQ(lp_free(r), 0);
-		r = lp_share(7601, hint + off[i], len, RW, IPC_CREAT | 0600);
+		ASSERT_EQ(lpsys_free(r), 0);
+		r = lpsys_share(7601, hint + off[i], len, RW, IPC_CREAT | 0600);
 		ASSERT_TRUE(LP_OK(r));
 		EXPECT_EQ((unsigned long)r, hint + len);
-		ASSERT_EQ(lp_unshare(r), 0);
+		ASSERT_EQ(lpsys_unshare(r), 0);
 	}
 }
 
@@ -203,38 +203,38 @@ TEST(get_hint_never_replaces_a_mapping)
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(normal != MAP_FAILED);
 	memset(normal, 0x77, 3 * len);
-	r = lp_get((unsigned long)normal, len, RW, MAP_PRIVATE);
+	r = lpsys_get((unsigned long)normal, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE((unsigned long)r + len <= (unsigned long)normal ||
 		    (unsigned long)r >= (unsigned long)normal + 3 * len);
 	EXPECT_EQ(normal[0], 0x77);
 	EXPECT_EQ(normal[3 * len - 1], 0x77);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	munmap(normal, 3 * len);
 }
 
 TEST(get_hint_above_task_size_ignored)
 {
-	long r = lp_get(0xfff00000UL, lp_size(), RW, MAP_PRIVATE);
+	long r = lpsys_get(0xfff00000UL, lp_size(), RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE((unsigned long)r < 0xc0000000UL);
 	EXPECT_EQ((unsigned long)r % lp_size(), 0);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(get_len_zero_einval)
 {
-	EXPECT_ERRNO(lp_get(0, 0, RW, MAP_PRIVATE), EINVAL);
+	EXPECT_ERRNO(lpsys_get(0, 0, RW, MAP_PRIVATE), EINVAL);
 }
 
 TEST(get_len_unaligned_einval)
 {
 	long before = lp_nfree();
 
-	EXPECT_ERRNO(lp_get(0, 4096, RW, MAP_PRIVATE), EINVAL);
-	EXPECT_ERRNO(lp_get(0, lp_size() + 4096, RW, MAP_PRIVATE), EINVAL);
-	EXPECT_ERRNO(lp_get(0, lp_size() / 2, RW, MAP_SHARED), EINVAL);
+	EXPECT_ERRNO(lpsys_get(0, 4096, RW, MAP_PRIVATE), EINVAL);
+	EXPECT_ERRNO(lpsys_get(0, lp_size() + 4096, RW, MAP_PRIVATE), EINVAL);
+	EXPECT_ERRNO(lpsys_get(0, lp_size() / 2, RW, MAP_SHARED), EINVAL);
 	EXPECT_EQ(lp_nfree(), before);
 }
 
@@ -242,28 +242,28 @@ TEST(get_len_huge_enomem)
 {
 	unsigned long huge = 0xc0000000UL;	/* all of user space */
 
-	EXPECT_ERRNO(lp_get(0, huge, RW, MAP_PRIVATE), ENOMEM);
-	EXPECT_ERRNO(lp_get(0, -lp_size(), RW, MAP_PRIVATE), ENOMEM);
+	EXPECT_ERRNO(lpsys_get(0, huge, RW, MAP_PRIVATE), ENOMEM);
+	EXPECT_ERRNO(lpsys_get(0, -lp_size(), RW, MAP_PRIVATE), ENOMEM);
 }
 
 TEST(get_bad_prot_einval)
 {
-	EXPECT_ERRNO(lp_get(0, lp_size(), RW | 0x8, MAP_PRIVATE), EINVAL);
-	EXPECT_ERRNO(lp_get(0, lp_size(), PROT_GROWSDOWN | PROT_READ,
-			    MAP_PRIVATE), EINVAL);
-	EXPECT_ERRNO(lp_get(0, lp_size(), -1, MAP_PRIVATE), EINVAL);
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), RW | 0x8, MAP_PRIVATE), EINVAL);
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), PROT_GROWSDOWN | PROT_READ,
+			       MAP_PRIVATE), EINVAL);
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), -1, MAP_PRIVATE), EINVAL);
 }
 
 TEST(get_bad_flags_einval)
 {
 	long before = lp_nfree();
 
-	EXPECT_ERRNO(lp_get(0, lp_size(), RW, 0), EINVAL);
-	EXPECT_ERRNO(lp_get(0, lp_size(), RW, MAP_PRIVATE | MAP_SHARED),
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), RW, 0), EINVAL);
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), RW, MAP_PRIVATE | MAP_SHARED),
 		     EINVAL);
-	EXPECT_ERRNO(lp_get(0, lp_size(), RW, MAP_PRIVATE | MAP_FIXED),
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), RW, MAP_PRIVATE | MAP_FIXED),
 		     EINVAL);
-	EXPECT_ERRNO(lp_get(0, lp_size(), RW, MAP_SHARED | MAP_ANONYMOUS),
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), RW, MAP_SHARED | MAP_ANONYMOUS),
 		     EINVAL);
 	EXPECT_EQ(lp_nfree(), before);
 }
@@ -274,7 +274,7 @@ TEST(get_exhaustion_is_all_or_nothing)
 	int lines = lp_maps_lines();
 
 	ASSERT_GT(nfree, 0);
-	EXPECT_ERRNO(lp_get(0, (nfree + 1) * lp_size(), RW, MAP_PRIVATE),
+	EXPECT_ERRNO(lpsys_get(0, (nfree + 1) * lp_size(), RW, MAP_PRIVATE),
 		     ENOMEM);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_EQ(lp_total(), total);
@@ -287,59 +287,59 @@ TEST(get_exhaustion_after_partial_use)
 	long r, r2;
 
 	ASSERT_GE(nfree, 2);
-	r = lp_get(0, (nfree - 1) * lp_size(), RW, MAP_PRIVATE);
+	r = lpsys_get(0, (nfree - 1) * lp_size(), RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(lp_nfree(), 1);
-	EXPECT_ERRNO(lp_get(0, 2 * lp_size(), RW, MAP_SHARED), ENOMEM);
+	EXPECT_ERRNO(lpsys_get(0, 2 * lp_size(), RW, MAP_SHARED), ENOMEM);
 	EXPECT_EQ(lp_nfree(), 1);
-	r2 = lp_get(0, lp_size(), RW, MAP_SHARED);
+	r2 = lpsys_get(0, lp_size(), RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r2));
 	EXPECT_EQ(lp_nfree(), 0);
-	ASSERT_EQ(lp_free(r2), 0);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r2), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
 TEST(free_returns_zero)
 {
-	long r = lp_get(0, lp_size(), RW, MAP_SHARED);
+	long r = lpsys_get(0, lp_size(), RW, MAP_SHARED);
 
 	ASSERT_TRUE(LP_OK(r));
-	EXPECT_EQ(lp_free(r), 0);
+	EXPECT_EQ(lpsys_free(r), 0);
 }
 
 TEST(free_removes_the_mapping)
 {
-	long r = lp_get(0, lp_size(), RW, MAP_PRIVATE);
+	long r = lpsys_get(0, lp_size(), RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(LP_OK(r));
 	LP_PTR(r)[0] = 1;
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
 }
 
 TEST(free_twice_einval)
 {
-	long r = lp_get(0, lp_size(), RW, MAP_PRIVATE);
+	long r = lpsys_get(0, lp_size(), RW, MAP_PRIVATE);
 	long before;
 
 	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	before = lp_nfree();
-	EXPECT_ERRNO(lp_free(r), EINVAL);
+	EXPECT_ERRNO(lpsys_free(r), EINVAL);
 	EXPECT_EQ(lp_nfree(), before);
 }
 
 TEST(free_middle_of_mapping_einval)
 {
-	long r = lp_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
+	long r = lpsys_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(LP_OK(r));
 	LP_PTR(r)[0] = 42;
-	EXPECT_ERRNO(lp_free(r + lp_size()), EINVAL);
-	EXPECT_ERRNO(lp_free(r + 4096), EINVAL);
+	EXPECT_ERRNO(lpsys_free(r + lp_size()), EINVAL);
+	EXPECT_ERRNO(lpsys_free(r + 4096), EINVAL);
 	EXPECT_EQ(LP_PTR(r)[0], 42);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(free_normal_mapping_einval)
@@ -349,16 +349,16 @@ TEST(free_normal_mapping_einval)
 
 	ASSERT_TRUE(p != MAP_FAILED);
 	p[0] = 9;
-	EXPECT_ERRNO(lp_free((unsigned long)p), EINVAL);
+	EXPECT_ERRNO(lpsys_free((unsigned long)p), EINVAL);
 	EXPECT_EQ(p[0], 9);
 	munmap(p, 4096);
 }
 
 TEST(free_null_and_unmapped_einval)
 {
-	EXPECT_ERRNO(lp_free(0), EINVAL);
-	EXPECT_ERRNO(lp_free(0xbff00000UL), EINVAL);
-	EXPECT_ERRNO(lp_free(0xfffff000UL), EINVAL);
+	EXPECT_ERRNO(lpsys_free(0), EINVAL);
+	EXPECT_ERRNO(lpsys_free(0xbff00000UL), EINVAL);
+	EXPECT_ERRNO(lpsys_free(0xfffff000UL), EINVAL);
 }
 
 TEST(many_mappings_at_once)
@@ -368,14 +368,14 @@ TEST(many_mappings_at_once)
 
 	ASSERT_GE(n, 8);
 	for (i = 0; i < n; i++) {
-		r[i] = lp_get(0, lp_size(), RW, i & 1 ? MAP_SHARED : MAP_PRIVATE);
+		r[i] = lpsys_get(0, lp_size(), RW, i & 1 ? MAP_SHARED : MAP_PRIVATE);
 		ASSERT_TRUE(LP_OK(r[i]));
 		*(int *)LP_PTR(r[i]) = i;
 	}
 	EXPECT_EQ(lp_nfree(), nfree - n);
 	for (i = 0; i < n; i++) {
 		EXPECT_EQ(*(int *)LP_PTR(r[i]), i);
-		ASSERT_EQ(lp_free(r[i]), 0);
+		ASSERT_EQ(lpsys_free(r[i]), 0);
 	}
 }
 
@@ -386,8 +386,8 @@ TEST(exit_without_free_releases)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		long r = lp_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
-		long s = lp_get(0, lp_size(), RW, MAP_SHARED);
+		long r = lpsys_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
+		long s = lpsys_get(0, lp_size(), RW, MAP_SHARED);
 
 		_exit(LP_OK(r) && LP_OK(s) ? 0 : 1);
 	}

@@ -93,9 +93,9 @@ TEST(gup_odirect_roundtrip_across_large_page_boundary)
 	long src, dst;
 	int fd;
 
-	src = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	src = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(src));
-	dst = lp_get(0, 2 * lp, RW, MAP_SHARED);
+	dst = lpsys_get(0, 2 * lp, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(dst));
 	fd = direct_file();
 	ASSERT_GE(fd, 0);
@@ -109,8 +109,8 @@ TEST(gup_odirect_roundtrip_across_large_page_boundary)
 	EXPECT_EQ(*(uint32_t *)(LP_PTR(dst) + to + len), 0);
 
 	close(fd);
-	ASSERT_EQ(lp_free(src), 0);
-	ASSERT_EQ(lp_free(dst), 0);
+	ASSERT_EQ(lpsys_free(src), 0);
+	ASSERT_EQ(lpsys_free(dst), 0);
 }
 
 TEST(gup_odirect_whole_large_pages)
@@ -119,9 +119,9 @@ TEST(gup_odirect_whole_large_pages)
 	long src, dst;
 	int fd;
 
-	src = lp_get(0, len, RW, MAP_PRIVATE);
+	src = lpsys_get(0, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(src));
-	dst = lp_share(3000, 0, len, RW, IPC_CREAT | 0600);
+	dst = lpsys_share(3000, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(dst));
 	fd = direct_file();
 	ASSERT_GE(fd, 0);
@@ -137,14 +137,14 @@ TEST(gup_odirect_whole_large_pages)
 	EXPECT_TRUE(checkw(LP_PTR(src), 0, len, 0x3001));
 
 	close(fd);
-	ASSERT_EQ(lp_free(src), 0);
-	ASSERT_EQ(lp_unshare(dst), 0);
+	ASSERT_EQ(lpsys_free(src), 0);
+	ASSERT_EQ(lpsys_unshare(dst), 0);
 }
 
 TEST(gup_process_vm_readv_of_parent)
 {
 	unsigned long lp = lp_size(), len = KIB(256), from = lp - KIB(128);
-	long r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 	int st;
 	pid_t pid;
 
@@ -165,13 +165,13 @@ TEST(gup_process_vm_readv_of_parent)
 	ASSERT_GT(pid, 0);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(gup_process_vm_writev_into_parent)
 {
 	unsigned long lp = lp_size(), len = KIB(256), from = lp - KIB(64);
-	long r = lp_share(3003, 0, 2 * lp, RW, IPC_CREAT | 0600);
+	long r = lpsys_share(3003, 0, 2 * lp, RW, IPC_CREAT | 0600);
 	int st;
 	pid_t pid;
 
@@ -193,7 +193,7 @@ TEST(gup_process_vm_writev_into_parent)
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(checkw(LP_PTR(r) + from, from, len, 0x3003));
 	EXPECT_EQ(*(uint32_t *)(LP_PTR(r) + from - 4), 0);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 TEST(gup_proc_pid_mem_read_and_write)
@@ -207,7 +207,7 @@ TEST(gup_proc_pid_mem_read_and_write)
 	int fd, st;
 
 	if (lp_peer_fork(&p) == 0) {
-		long r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+		long r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 
 		ASSERT_TRUE(LP_OK(r));
 		fillw(LP_PTR(r), 0, 2 * lp, 0x3004);
@@ -216,7 +216,7 @@ TEST(gup_proc_pid_mem_read_and_write)
 		ASSERT_EQ(*(volatile uint32_t *)(LP_PTR(r) + lp + 100),
 			  0xdeadbeef);
 		ASSERT_TRUE(checkw(LP_PTR(r) + lp + 104, lp + 104, 4096, 0x3004));
-		ASSERT_EQ(lp_free(r), 0);
+		ASSERT_EQ(lpsys_free(r), 0);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
@@ -245,7 +245,7 @@ TEST(gup_ptrace_peek_and_poke)
 	int st;
 
 	if (lp_peer_fork(&p) == 0) {
-		long r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+		long r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 
 		ASSERT_TRUE(LP_OK(r));
 		fillw(LP_PTR(r), 0, 2 * lp, 0x3005);
@@ -253,7 +253,7 @@ TEST(gup_ptrace_peek_and_poke)
 		lp_peer_send(&p, r);
 		raise(SIGSTOP);
 		ASSERT_EQ(*(volatile uint32_t *)(LP_PTR(r) + lp + 8), 0x600dcafe);
-		ASSERT_EQ(lp_free(r), 0);
+		ASSERT_EQ(lpsys_free(r), 0);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
@@ -335,15 +335,15 @@ TEST(gup_futex_between_processes_in_keyed_segment)
 	/* Fork first: both sides attach the key themselves. */
 	if (lp_peer_fork(&p) == 0) {
 		lp_peer_recv(&p);
-		r = lp_share(3006, 0, 2 * lp, RW, 0);
+		r = lpsys_share(3006, 0, 2 * lp, RW, 0);
 		ASSERT_TRUE(LP_OK(r));
 		st = futex_waiter((uint32_t *)(LP_PTR(r) + lp + 128),
 				  (uint32_t *)(LP_PTR(r) + 64), FUTEX_WAIT);
-		ASSERT_EQ(lp_unshare(r), 0);
+		ASSERT_EQ(lpsys_unshare(r), 0);
 		_exit(st);
 	}
 	ASSERT_GT(p.pid, 0);
-	r = lp_share(3006, 0, 2 * lp, RW, IPC_CREAT | 0600);
+	r = lpsys_share(3006, 0, 2 * lp, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	lp_peer_send(&p, 0);
 	found = futex_waker((uint32_t *)(LP_PTR(r) + lp + 128),
@@ -353,13 +353,13 @@ TEST(gup_futex_between_processes_in_keyed_segment)
 	if (!CHILD_EXITED(st, 0))
 		TH_LOG("waiter status %#x (exit 2: its wait timed out)", st);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 TEST(gup_futex_between_processes_in_inherited_shared_mapping)
 {
 	unsigned long lp = lp_size();
-	long r = lp_get(0, 2 * lp, RW, MAP_SHARED);
+	long r = lpsys_get(0, 2 * lp, RW, MAP_SHARED);
 	int st, found;
 	pid_t pid;
 
@@ -374,7 +374,7 @@ TEST(gup_futex_between_processes_in_inherited_shared_mapping)
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(found);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 static volatile uint32_t *thread_word, *thread_ready;
@@ -389,7 +389,7 @@ static void *waiter_thread(void *arg)
 TEST(gup_futex_between_threads_in_private_mapping)
 {
 	unsigned long lp = lp_size();
-	long r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 	pthread_t t;
 	void *ret;
 	int found;
@@ -403,7 +403,7 @@ TEST(gup_futex_between_threads_in_private_mapping)
 	ASSERT_EQ(pthread_join(t, &ret), 0);
 	EXPECT_TRUE(found);
 	EXPECT_EQ((long)ret, 0);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 /*
@@ -419,14 +419,14 @@ static void subpage_waiter(int key, unsigned long off, struct lp_peer *p)
 	struct timespec ts = { 10, 0 };
 	long r;
 
-	r = lp_share(key, 0, lp, RW, 0);
+	r = lpsys_share(key, 0, lp, RW, 0);
 	ASSERT_TRUE(LP_OK(r));
 	w = (uint32_t *)(LP_PTR(r) + off);
 	lp_peer_send(p, 0);
 	while (__atomic_load_n(w, __ATOMIC_SEQ_CST) == 0)
 		if (futex(w, FUTEX_WAIT, 0, &ts) && errno == ETIMEDOUT)
 			_exit(2);
-	_exit(lp_unshare(r) ? 3 : 0);
+	_exit(lpsys_unshare(r) ? 3 : 0);
 }
 
 TEST(gup_futex_keys_distinct_per_subpage)
@@ -438,7 +438,7 @@ TEST(gup_futex_keys_distinct_per_subpage)
 	int i, st;
 	long r;
 
-	r = lp_share(3010, 0, lp, RW, IPC_CREAT | 0600);
+	r = lpsys_share(3010, 0, lp, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	for (i = 0; i < 3; i++)
 		w[i] = (uint32_t *)(LP_PTR(r) + off[i]);
@@ -456,7 +456,7 @@ TEST(gup_futex_keys_distinct_per_subpage)
 		st = lp_peer_wait(&p[i]);
 		EXPECT_TRUE(CHILD_EXITED(st, 0));
 	}
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 /*
@@ -472,14 +472,14 @@ TEST(gup_futex_keys_distinct_across_large_pages)
 	int st;
 	long r;
 
-	r = lp_share(3011, 0, 2 * lp, RW, IPC_CREAT | 0600);
+	r = lpsys_share(3011, 0, 2 * lp, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	mine = (uint32_t *)(LP_PTR(r) + lp + 64);
 	other = (uint32_t *)(LP_PTR(r) + 4096 + 64);
 	if (lp_peer_fork(&p) == 0) {
 		volatile uint32_t *w;
 		struct timespec ts = { 10, 0 };
-		long q = lp_share(3011, 0, 2 * lp, RW, 0);
+		long q = lpsys_share(3011, 0, 2 * lp, RW, 0);
 
 		ASSERT_TRUE(LP_OK(q));
 		w = (uint32_t *)(LP_PTR(q) + lp + 64);
@@ -487,7 +487,7 @@ TEST(gup_futex_keys_distinct_across_large_pages)
 		while (__atomic_load_n(w, __ATOMIC_SEQ_CST) == 0)
 			if (futex(w, FUTEX_WAIT, 0, &ts) && errno == ETIMEDOUT)
 				_exit(2);
-		_exit(lp_unshare(q) ? 3 : 0);
+		_exit(lpsys_unshare(q) ? 3 : 0);
 	}
 	ASSERT_GT(p.pid, 0);
 	lp_peer_recv(&p);
@@ -497,7 +497,7 @@ TEST(gup_futex_keys_distinct_across_large_pages)
 	EXPECT_EQ(futex(mine, FUTEX_WAKE, INT_MAX, NULL), 1);
 	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 /*
@@ -520,12 +520,12 @@ TEST(gup_process_vm_writev_racing_free)
 	memset(buf, 0x5a, len);
 	for (i = 0; i < 12; i++) {
 		if (lp_peer_fork(&p) == 0) {
-			r = lp_get(0, len, RW, MAP_PRIVATE);
+			r = lpsys_get(0, len, RW, MAP_PRIVATE);
 			ASSERT_TRUE(LP_OK(r));
 			lp_peer_send(&p, r);
 			lp_peer_recv(&p);
 			usleep(1000 * i);
-			_exit(lp_free(r) ? 2 : 0);
+			_exit(lpsys_free(r) ? 2 : 0);
 		}
 		ASSERT_GT(p.pid, 0);
 		r = lp_peer_recv(&p);
@@ -549,7 +549,7 @@ static volatile long racing_addr;
 static void *free_soon(void *arg)
 {
 	usleep((long)arg);
-	lp_free(racing_addr);
+	lpsys_free(racing_addr);
 	return NULL;
 }
 
@@ -574,7 +574,7 @@ TEST(gup_odirect_read_racing_free)
 	ASSERT_EQ(write_all(fd, src, len), (ssize_t)len);
 	free(src);
 	for (i = 0; i < 12; i++) {
-		racing_addr = lp_get(0, len, RW, MAP_PRIVATE);
+		racing_addr = lpsys_get(0, len, RW, MAP_PRIVATE);
 		ASSERT_TRUE(LP_OK(racing_addr));
 		ASSERT_EQ(pthread_create(&t, NULL, free_soon,
 					 (void *)(long)(500 * i)), 0);
@@ -603,7 +603,7 @@ static void readonly_attacher(void *arg)
 	(void)arg;
 	become_nobody();
 	prctl(PR_SET_DUMPABLE, 1);	/* our own /proc/self/mem, as nobody */
-	r = lp_share(3020, 0, lp, PROT_READ, 0);
+	r = lpsys_share(3020, 0, lp, PROT_READ, 0);
 	ASSERT_TRUE(LP_OK(r));
 
 	fd = open("/proc/self/mem", O_RDWR | O_LARGEFILE);
@@ -630,7 +630,7 @@ static void readonly_attacher(void *arg)
 	/* A tracer (same user) pokes a tracee that attached read-only. */
 	t = fork();
 	if (t == 0) {
-		long c = lp_share(3020, 0, lp, PROT_READ, 0);
+		long c = lpsys_share(3020, 0, lp, PROT_READ, 0);
 
 		if (!LP_OK(c) || ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 			_exit(2);
@@ -649,14 +649,14 @@ static void readonly_attacher(void *arg)
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 
 	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 3020));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	_exit(harness_failed);
 }
 
 TEST(gup_read_only_attach_cannot_be_written)
 {
 	unsigned long lp = lp_size();
-	long r = lp_share(3020, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0644);
+	long r = lpsys_share(3020, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0644);
 	int st;
 
 	ASSERT_TRUE(LP_OK(r));
@@ -664,7 +664,7 @@ TEST(gup_read_only_attach_cannot_be_written)
 	st = run_child(readonly_attacher, NULL);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 3020));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 struct sga {
@@ -715,15 +715,15 @@ TEST(gup_process_shared_mutex_in_keyed_segment)
 	for (i = 0; i < 2; i++) {
 		if (lp_peer_fork(&p[i]) == 0) {
 			lp_peer_recv(&p[i]);
-			r = lp_share(3007, 0, len, RW, 0);
+			r = lpsys_share(3007, 0, len, RW, 0);
 			ASSERT_TRUE(LP_OK(r));
 			st = hammer((struct sga *)LP_PTR(r));
-			ASSERT_EQ(lp_unshare(r), 0);
+			ASSERT_EQ(lpsys_unshare(r), 0);
 			_exit(st ? 2 : 0);
 		}
 		ASSERT_GT(p[i].pid, 0);
 	}
-	r = lp_share(3007, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(3007, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	s = (struct sga *)LP_PTR(r);
 	ASSERT_EQ(pthread_mutexattr_init(&attr), 0);
@@ -739,13 +739,13 @@ TEST(gup_process_shared_mutex_in_keyed_segment)
 	EXPECT_EQ(s->counter, 3 * HAMMER);
 	EXPECT_EQ(s->overlaps, 0);
 	pthread_mutex_destroy(&s->lock);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 TEST(gup_pipe_copies_between_large_page_buffers)
 {
 	unsigned long lp = lp_size(), len = KIB(1024), from = lp - KIB(512);
-	long r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 	int fds[2], st;
 	pid_t pid;
 
@@ -754,13 +754,13 @@ TEST(gup_pipe_copies_between_large_page_buffers)
 	ASSERT_EQ(pipe(fds), 0);
 	pid = fork();
 	if (pid == 0) {
-		long d = lp_get(0, 2 * lp, RW, MAP_SHARED);
+		long d = lpsys_get(0, 2 * lp, RW, MAP_SHARED);
 
 		close(fds[1]);
 		ASSERT_TRUE(LP_OK(d));
 		ASSERT_EQ(read_all(fds[0], LP_PTR(d) + lp - KIB(300), len), len);
 		ASSERT_TRUE(checkw(LP_PTR(d) + lp - KIB(300), from, len, 0x3008));
-		ASSERT_EQ(lp_free(d), 0);
+		ASSERT_EQ(lpsys_free(d), 0);
 		_exit(0);
 	}
 	ASSERT_GT(pid, 0);
@@ -769,13 +769,13 @@ TEST(gup_pipe_copies_between_large_page_buffers)
 	close(fds[1]);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(gup_vmsplice_from_large_page_buffer)
 {
 	unsigned long lp = lp_size(), len = KIB(64), from = lp - KIB(32);
-	long r = lp_get(0, 2 * lp, RW, MAP_SHARED);
+	long r = lpsys_get(0, 2 * lp, RW, MAP_SHARED);
 	static char buf[KIB(64)];
 	struct iovec iov;
 	int fds[2];
@@ -790,7 +790,7 @@ TEST(gup_vmsplice_from_large_page_buffer)
 	EXPECT_TRUE(checkw(buf, from, len, 0x3009));
 	close(fds[0]);
 	close(fds[1]);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(gup_vmsplice_reference_outlives_free)
@@ -801,7 +801,7 @@ TEST(gup_vmsplice_reference_outlives_free)
 	struct iovec iov;
 	int fds[2], i, n;
 
-	r = lp_get(0, lp, RW, MAP_PRIVATE);
+	r = lpsys_get(0, lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	fillw(LP_PTR(r), 0, len, 0x300a);
 	ASSERT_EQ(pipe(fds), 0);
@@ -814,10 +814,10 @@ TEST(gup_vmsplice_reference_outlives_free)
 	 * take and scribble on pages from the pool. If the referenced page
 	 * were recycled (and zeroed, and scribbled on), the pipe would say so.
 	 */
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	n = nfree - 1 < 16 ? nfree - 1 : 16;
 	for (i = 0; i < n; i++) {
-		got[i] = lp_get(0, lp, RW, MAP_PRIVATE);
+		got[i] = lpsys_get(0, lp, RW, MAP_PRIVATE);
 		if (!LP_OK(got[i]))
 			break;
 		memset(LP_PTR(got[i]), 0xee, len);
@@ -826,7 +826,7 @@ TEST(gup_vmsplice_reference_outlives_free)
 	ASSERT_EQ(read_all(fds[0], buf, len), len);
 	EXPECT_TRUE(checkw(buf, 0, len, 0x300a));
 	for (i = 0; i < n; i++)
-		ASSERT_EQ(lp_free(got[i]), 0);
+		ASSERT_EQ(lpsys_free(got[i]), 0);
 	close(fds[0]);
 	close(fds[1]);
 	/* With the last reference gone, the page is back in the pool. */

@@ -6,6 +6,8 @@
  *
  * ASSERT_*() stops the test, EXPECT_*() records a failure and goes on,
  * SKIP() ends the test as skipped, TH_LOG() adds a diagnostic line.
+ * TEST_TABLE() registers a test per row of a table, each named by its
+ * row, where a run of tests differs only in data.
  * A suite may set harness_after_each: it runs in the parent after every
  * test's child has been reaped (the large-page suites check the pool's
  * conservation there), and once more at the end of the run.
@@ -26,6 +28,8 @@ struct harness_test {
 	const char *name;
 	void (*fn)(void);
 	struct harness_test *next;
+	void (*row_fn)(const void *row);	/* TEST_TABLE: fn is NULL */
+	const void *row;
 };
 
 static struct harness_test *harness_head, **harness_tail = &harness_head;
@@ -38,13 +42,32 @@ static int (*harness_after_each)(const char *when);
 
 #define TEST(name)							\
 	static void name(void);						\
-	static struct harness_test harness_t_##name = { #name, name, NULL }; \
+	static struct harness_test harness_t_##name = { #name, name, NULL, NULL, NULL }; \
 	__attribute__((constructor)) static void harness_reg_##name(void) \
 	{								\
 		*harness_tail = &harness_t_##name;			\
 		harness_tail = &harness_t_##name.next;			\
 	}								\
 	static void name(void)
+
+/*
+ * A test per element of the array rows, in its order and at this point
+ * of the run: named by the row's .name, it runs fn(&rows[i]).
+ */
+#define TEST_TABLE(id, rows, fn)					\
+	static struct harness_test harness_tt_##id[sizeof(rows) / sizeof((rows)[0])]; \
+	__attribute__((constructor)) static void harness_reg_##id(void) \
+	{								\
+		size_t __i;						\
+									\
+		for (__i = 0; __i < sizeof(rows) / sizeof((rows)[0]); __i++) { \
+			harness_tt_##id[__i].name = (rows)[__i].name;	\
+			harness_tt_##id[__i].row_fn = (fn);		\
+			harness_tt_##id[__i].row = &(rows)[__i];	\
+			*harness_tail = &harness_tt_##id[__i];		\
+			harness_tail = &harness_tt_##id[__i].next;	\
+		}							\
+	}
 
 #define TH_LOG(fmt, ...)						\
 	fprintf(stdout, "# %s:%d: " fmt "\n", __FILE__, __LINE__, ##__VA_ARGS__)
@@ -143,7 +166,10 @@ int main(int argc, char **argv)
 		}
 		if (pid == 0) {
 			alarm(harness_timeout);
-			t->fn();
+			if (t->fn)
+				t->fn();
+			else
+				t->row_fn(t->row);
 			fflush(stdout);
 			_exit(harness_failed ? 1 : 0);
 		}

@@ -298,18 +298,18 @@ TEST(hwpoison_free_page_never_handed_out)
 	T = lp_total();
 	F = lp_nfree();
 	EXPECT_EQ(F, T);	/* noticed only when taken */
-	ASSERT_ERRNO(lp_get(0, F * lp, RW, MAP_PRIVATE), ENOMEM);
+	ASSERT_ERRNO(lpsys_get(0, F * lp, RW, MAP_PRIVATE), ENOMEM);
 	expect_counts(T - 1, T - 1);
 	expect_one_memerr(km);
 
 	len = (F - 1) * lp;
-	r = lp_get(0, len, RW, MAP_PRIVATE);
+	r = lpsys_get(0, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(lp_nfree(), 0);
 	EXPECT_TRUE(lp_zeroed(LP_PTR(r), len));
 	lp_fill(LP_PTR(r), len, 0x9a00);
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x9a00));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	expect_counts(T - 1, T - 1);
 
 	/* The poisoned page is not a free pool page any more. */
@@ -344,13 +344,13 @@ TEST(hwpoison_one_page_at_a_time_ends_one_short)
 	for (n = 0; n <= F; n++) {
 		switch (n % 3) {
 		case 0:
-			r = lp_get(0, lp, RW, MAP_PRIVATE);
+			r = lpsys_get(0, lp, RW, MAP_PRIVATE);
 			break;
 		case 1:
-			r = lp_get(0, lp, RW, MAP_SHARED);
+			r = lpsys_get(0, lp, RW, MAP_SHARED);
 			break;
 		default:
-			r = lp_share(7301 + n, 0, lp, RW, IPC_CREAT | 0600);
+			r = lpsys_share(7301 + n, 0, lp, RW, IPC_CREAT | 0600);
 			break;
 		}
 		if (!LP_OK(r)) {
@@ -377,9 +377,9 @@ TEST(hwpoison_one_page_at_a_time_ends_one_short)
 	EXPECT_EQ(bad, 0);
 	for (i = 0; i < n; i++) {
 		if (i % 3 == 2)
-			ASSERT_EQ(lp_unshare(got[i]), 0);
+			ASSERT_EQ(lpsys_unshare(got[i]), 0);
 		else
-			ASSERT_EQ(lp_free(got[i]), 0);
+			ASSERT_EQ(lpsys_free(got[i]), 0);
 	}
 	free(got);
 	expect_counts(T - 1, T - 1);
@@ -437,12 +437,12 @@ TEST(hwpoison_zerod_withdraws_poisoned_free_page)
 		poisoned0 = stat_poisoned();
 		ASSERT_GE(poisoned0, 0);
 
-		r = lp_get(0, F * lp, RW, MAP_PRIVATE);
+		r = lpsys_get(0, F * lp, RW, MAP_PRIVATE);
 		ASSERT_TRUE(LP_OK(r));
 		lp_fill(LP_PTR(r), F * lp, 0x9c00);
 		pfn = lp_pfn_of(LP_PTR(r) + (F - 1) * lp);
 		ASSERT_NE(pfn, 0);
-		ASSERT_EQ(lp_free(r), 0);
+		ASSERT_EQ(lpsys_free(r), 0);
 		bad = pfn + lp_nr() / 2;
 		poison(bad);
 		zeroed = read_long(ZSYS "free_zeroed_pages");
@@ -452,7 +452,7 @@ TEST(hwpoison_zerod_withdraws_poisoned_free_page)
 		if (zeroed < F - 1)
 			break;
 		/* Lost: a call for the whole pool withdraws it. */
-		EXPECT_ERRNO(lp_get(0, F * lp, RW, MAP_PRIVATE), ENOMEM);
+		EXPECT_ERRNO(lpsys_get(0, F * lp, RW, MAP_PRIVATE), ENOMEM);
 		expect_counts(T - 1, T - 1);
 		kmsg_memerr(km);
 	}
@@ -470,10 +470,10 @@ TEST(hwpoison_zerod_withdraws_poisoned_free_page)
 	EXPECT_TRUE(!(pfn_flags(bad) & KPF(KPF_BUDDY)));
 
 	/* The rest of the pool serves, zeroed. */
-	r = lp_get(0, (T - 1) * lp, RW, MAP_PRIVATE);
+	r = lpsys_get(0, (T - 1) * lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_zeroed(LP_PTR(r), (T - 1) * lp));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	expect_counts(T - 1, T - 1);
 	kmsg_memerr(km);
 }
@@ -486,7 +486,7 @@ static long regrow(long want)
 
 	for (i = 0; i < 20 && now < want; i++) {
 		before = now;
-		lp_resize(want - now);
+		sysctl_resize(want - now);
 		now = lp_total();
 		if (now <= before)
 			break;
@@ -515,7 +515,7 @@ TEST(hwpoison_shrink_drops_poisoned_page)
 	T = lp_total();
 	F = lp_nfree();
 	EXPECT_EQ(F, T);
-	r = lp_resize(-F);
+	r = sysctl_resize(-F);
 	EXPECT_EQ(r, 0);
 	expect_counts(0, 0);
 	/* Whether a shrink logs the error too is not said: at most once. */
@@ -541,10 +541,10 @@ TEST(hwpoison_shrink_drops_poisoned_page)
 	EXPECT_TRUE(!scan_has(&s, head));
 
 	/* Every page of the new pool can be had, zeroed. */
-	r = lp_get(0, now * lp_size(), RW, MAP_PRIVATE);
+	r = lpsys_get(0, now * lp_size(), RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_zeroed(LP_PTR(r), now * lp_size()));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	expect_counts(now, now);
 	kmsg_memerr(km);
 }

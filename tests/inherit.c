@@ -9,7 +9,7 @@ TEST(inherit_private_mapping_absent_in_child)
 {
 	unsigned long len = lp_size();
 	long nfree = lp_nfree();
-	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, len, RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 0x2000);
@@ -17,26 +17,26 @@ TEST(inherit_private_mapping_absent_in_child)
 	EXPECT_TRUE(touch_faults(LP_PTR(r) + len - 1, 1));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2000));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
 static void get_at(void *arg)
 {
 	unsigned long addr = *(unsigned long *)arg;
-	long r = lp_get(addr, lp_size(), RW, MAP_PRIVATE);
+	long r = lpsys_get(addr, lp_size(), RW, MAP_PRIVATE);
 
 	/* The parent's private range is free here: the hint is taken. */
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ((unsigned long)r, addr);
 	ASSERT_TRUE(lp_zeroed(LP_PTR(r), lp_size()));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(inherit_private_range_is_free_in_child)
 {
 	unsigned long len = lp_size(), addr;
-	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, len, RW, MAP_PRIVATE);
 	int st;
 
 	ASSERT_TRUE(LP_OK(r));
@@ -45,7 +45,7 @@ TEST(inherit_private_range_is_free_in_child)
 	st = run_child(get_at, &addr);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2001));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(inherit_shared_child_write_seen_by_parent)
@@ -55,7 +55,7 @@ TEST(inherit_shared_child_write_seen_by_parent)
 	struct lp_peer p;
 	int st;
 
-	r = lp_get(0, len, RW, MAP_SHARED);
+	r = lpsys_get(0, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 0x2002);
 	if (lp_peer_fork(&p) == 0) {
@@ -73,7 +73,7 @@ TEST(inherit_shared_child_write_seen_by_parent)
 	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2102));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -84,7 +84,7 @@ TEST(inherit_shared_parent_write_after_fork_seen_by_child)
 	long r;
 	int st;
 
-	r = lp_get(0, len, RW, MAP_SHARED);
+	r = lpsys_get(0, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
 	if (lp_peer_fork(&p) == 0) {
 		lp_peer_recv(&p);
@@ -96,13 +96,13 @@ TEST(inherit_shared_parent_write_after_fork_seen_by_child)
 	lp_peer_send(&p, 0);
 	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(inherit_grandchild_shares_mapping)
 {
 	unsigned long len = lp_size();
-	long r = lp_get(0, len, RW, MAP_SHARED);
+	long r = lpsys_get(0, len, RW, MAP_SHARED);
 	int st;
 	pid_t pid;
 
@@ -126,7 +126,7 @@ TEST(inherit_grandchild_shares_mapping)
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2104));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(inherit_keyed_segment_shared_with_child)
@@ -136,7 +136,7 @@ TEST(inherit_keyed_segment_shared_with_child)
 	int st;
 	pid_t pid;
 
-	r = lp_share(2000, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(2000, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 0x2005);
 	pid = fork();
@@ -151,7 +151,7 @@ TEST(inherit_keyed_segment_shared_with_child)
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2105));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(lp_key_absent(2000, len));
 }
@@ -160,10 +160,10 @@ static void unshare_inherited(void *arg)
 {
 	unsigned long addr = *(unsigned long *)arg;
 
-	ASSERT_EQ(lp_unshare(addr), 0);
+	ASSERT_EQ(lpsys_unshare(addr), 0);
 	ASSERT_TRUE(touch_faults((char *)addr, 0));
 	/* Detaching the child's copy leaves the segment to the parent. */
-	ASSERT_TRUE(LP_OK(lp_share(2001, 0, lp_size(), PROT_READ, 0)));
+	ASSERT_TRUE(LP_OK(lpsys_share(2001, 0, lp_size(), PROT_READ, 0)));
 }
 
 TEST(inherit_child_unshare_keeps_parent_segment)
@@ -172,7 +172,7 @@ TEST(inherit_child_unshare_keeps_parent_segment)
 	long nfree = lp_nfree(), r;
 	int st;
 
-	r = lp_share(2001, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(2001, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 0x2006);
 	addr = r;
@@ -180,7 +180,7 @@ TEST(inherit_child_unshare_keeps_parent_segment)
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2006));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(lp_key_absent(2001, len));
 }
@@ -192,9 +192,9 @@ TEST(inherit_child_exit_keeps_parent_pages)
 	int st;
 	pid_t pid;
 
-	s = lp_get(0, 2 * len, RW, MAP_SHARED);
+	s = lpsys_get(0, 2 * len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(s));
-	q = lp_get(0, len, RW, MAP_PRIVATE);
+	q = lpsys_get(0, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(q));
 	lp_fill(LP_PTR(s), 2 * len, 0x2007);
 	lp_fill(LP_PTR(q), len, 0x2107);
@@ -210,8 +210,8 @@ TEST(inherit_child_exit_keeps_parent_pages)
 	EXPECT_TRUE(lp_check(LP_PTR(s), 2 * len, 0x2007));
 	EXPECT_EQ(*(volatile uint32_t *)(LP_PTR(s) + len + 64), 1);
 	EXPECT_TRUE(lp_check(LP_PTR(q), len, 0x2107));
-	ASSERT_EQ(lp_free(s), 0);
-	ASSERT_EQ(lp_free(q), 0);
+	ASSERT_EQ(lpsys_free(s), 0);
+	ASSERT_EQ(lpsys_free(q), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -222,7 +222,7 @@ TEST(inherit_shared_pages_live_until_last_process_frees)
 	struct lp_peer p;
 	int st;
 
-	r = lp_get(0, len, RW, MAP_SHARED);
+	r = lpsys_get(0, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 0x2008);
 	if (lp_peer_fork(&p) == 0) {
@@ -230,12 +230,12 @@ TEST(inherit_shared_pages_live_until_last_process_frees)
 		ASSERT_TRUE(lp_check(LP_PTR(r), len, 0x2008));
 		lp_fill(LP_PTR(r), len, 0x2108);
 		ASSERT_TRUE(lp_check(LP_PTR(r), len, 0x2108));
-		ASSERT_EQ(lp_free(r), 0);
+		ASSERT_EQ(lpsys_free(r), 0);
 		lp_peer_send(&p, lp_nfree());
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	lp_peer_send(&p, 0);
 	EXPECT_EQ(lp_peer_recv(&p), nfree);
@@ -353,7 +353,7 @@ TEST(inherit_key_survives_creator_exit_while_child_holds_it)
 	/* The creator's child is re-parented to us when the creator exits. */
 	ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	if (lp_peer_fork(&p) == 0) {
-		r = lp_share(2005, 0, len, RW, IPC_CREAT | 0600);
+		r = lpsys_share(2005, 0, len, RW, IPC_CREAT | 0600);
 		if (!LP_OK(r))
 			_exit(2);
 		lp_fill(LP_PTR(r), len, 0x2009);
@@ -374,11 +374,11 @@ TEST(inherit_key_survives_creator_exit_while_child_holds_it)
 	b = lp_peer_recv(&p);
 
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	r = lp_share(2005, 0, len, RW, 0);
+	r = lpsys_share(2005, 0, len, RW, 0);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2009));
 	lp_fill(LP_PTR(r), len, 0x2109);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 
 	lp_peer_send(&p, 1);

@@ -1,94 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * liblargepage: every function, against the kernel it wraps. Results
- * are checked against /proc/meminfo and the sysctl read here directly,
- * errors must come back as -1 (NULL for pointers) with the kernel's
- * errno.
+ * are checked against /proc/meminfo and the sysctl read here directly
+ * (util.h's readers, not the library's), errors must come back as -1
+ * (NULL for pointers) with the kernel's errno.
  *
- * lp.h has its own lp_free() and friends (the raw syscalls), so this
- * file does not include it: it has its own small helpers and its own
- * conservation check after every test.
+ * This file includes util.h, not lp.h: the library's lp_free() and
+ * friends are the functions under test, not lpsys.h's raw calls.
  */
-#include <fcntl.h>
-#include <grp.h>
-#include <stdint.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include "harness.h"
-#include "meminfo.h"
+#include "util.h"
 #include "largepage.h"
 
 #define RW (PROT_READ | PROT_WRITE)
 #define KEY_BASE 0x4c500000	/* "LP": far from the other suites' keys */
-
-static long mi_total(void) { return meminfo("LargePages_Total:"); }
-static long mi_free(void) { return meminfo("LargePages_Free:"); }
-
-static long sysctl_total(void)
-{
-	char buf[64] = "";
-	long v = -1;
-	int fd = open(LP_SYSCTL_PATH, O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	if (read(fd, buf, sizeof(buf) - 1) > 0)
-		v = strtol(buf, NULL, 10);
-	close(fd);
-	return v;
-}
-
-/* The page size from meminfo, independently of lp_page_size(). */
-static unsigned long psize(void)
-{
-	return (unsigned long)meminfo("LargePageSize:") * 1024;
-}
-
-static int conservation(const char *when)
-{
-	long total = -1, nfree = -1, sysctl = -1;
-	int i;
-
-	for (i = 0; i < 50; i++) {
-		total = mi_total();
-		nfree = mi_free();
-		sysctl = sysctl_total();
-		if (total >= 0 && total == nfree && sysctl == total)
-			return 0;
-		usleep(20000);
-	}
-	printf("# conservation broken after %s: LargePages_Total %ld, LargePages_Free %ld, numlargepages %ld\n",
-	       when, total, nfree, sysctl);
-	return -1;
-}
-
-__attribute__((constructor)) static void register_conservation(void)
-{
-	harness_after_each = conservation;
-}
-
-static void become_nobody(void)
-{
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-	    setresuid(65534, 65534, 65534)) {
-		printf("# cannot become nobody: %s\n", strerror(errno));
-		_exit(1);
-	}
-}
-
-/* Wait for a child; 1 if it exited with status 0. */
-static int child_ok(pid_t pid)
-{
-	int status;
-
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return 0;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		TH_LOG("child status %#x", status);
-	return WIFEXITED(status) && !WEXITSTATUS(status);
-}
-
-#define CHILD_DONE() _exit(harness_failed ? 1 : 0)
 
 /*
  * A call returning a pointer that must fail with NULL and errno e. A
@@ -124,9 +48,9 @@ TEST(pool_matches_meminfo_and_sysctl)
 
 	ASSERT_EQ(lp_pool(&total, &nfree), 0);
 	EXPECT_GE(total, 4);
-	EXPECT_EQ(total, mi_total());
-	EXPECT_EQ(nfree, mi_free());
-	EXPECT_EQ(total, sysctl_total());
+	EXPECT_EQ(total, lp_total());
+	EXPECT_EQ(nfree, lp_nfree());
+	EXPECT_EQ(total, read_long(LP_SYSCTL_PATH));
 }
 
 TEST(pool_takes_null_pointers)
@@ -135,22 +59,22 @@ TEST(pool_takes_null_pointers)
 
 	EXPECT_EQ(lp_pool(NULL, NULL), 0);
 	EXPECT_EQ(lp_pool(&total, NULL), 0);
-	EXPECT_EQ(total, mi_total());
+	EXPECT_EQ(total, lp_total());
 	EXPECT_EQ(lp_pool(NULL, &nfree), 0);
-	EXPECT_EQ(nfree, mi_free());
+	EXPECT_EQ(nfree, lp_nfree());
 }
 
 TEST(pool_counts_pages_in_use)
 {
-	unsigned long len = 2 * psize();
+	unsigned long len = 2 * lp_size();
 	long total, nfree;
 	void *p = lp_alloc(len, RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(p != NULL);
 	ASSERT_EQ(lp_pool(&total, &nfree), 0);
-	EXPECT_EQ(total, mi_total());
+	EXPECT_EQ(total, lp_total());
 	EXPECT_EQ(nfree, total - 2);
-	EXPECT_EQ(nfree, mi_free());
+	EXPECT_EQ(nfree, lp_nfree());
 	EXPECT_EQ(lp_free(p), 0);
 	ASSERT_EQ(lp_pool(&total, &nfree), 0);
 	EXPECT_EQ(nfree, total);
@@ -160,14 +84,14 @@ TEST(pool_counts_pages_in_use)
 
 TEST(alloc_private_maps_aligned_zeroed_pages)
 {
-	unsigned long len = 2 * psize(), off;
-	long before = mi_free();
+	unsigned long len = 2 * lp_size(), off;
+	long before = lp_nfree();
 	char *p = lp_alloc(len, RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(p != NULL);
 	EXPECT_TRUE(p != MAP_FAILED);
-	EXPECT_EQ((uintptr_t)p % psize(), 0);
-	EXPECT_EQ(mi_free(), before - 2);
+	EXPECT_EQ((uintptr_t)p % lp_size(), 0);
+	EXPECT_EQ(lp_nfree(), before - 2);
 	for (off = 0; off < len; off += 4096)
 		if (p[off]) {
 			TH_LOG("byte at +%#lx is %d", off, p[off]);
@@ -177,12 +101,12 @@ TEST(alloc_private_maps_aligned_zeroed_pages)
 	memset(p, 0x5a, len);
 	EXPECT_EQ(p[len - 1], 0x5a);
 	EXPECT_EQ(lp_free(p), 0);
-	EXPECT_EQ(mi_free(), before);
+	EXPECT_EQ(lp_nfree(), before);
 }
 
 TEST(alloc_shared_is_shared_with_child)
 {
-	unsigned long len = psize();
+	unsigned long len = lp_size();
 	volatile char *p = lp_alloc(len, RW, MAP_SHARED);
 	pid_t pid;
 
@@ -199,17 +123,17 @@ TEST(alloc_shared_is_shared_with_child)
 
 TEST(alloc_bad_len_einval)
 {
-	unsigned long ps = psize();
+	unsigned long ps = lp_size();
 
 	EXPECT_NULL_ERRNO(lp_alloc(ps + 4096, RW, MAP_PRIVATE), EINVAL);
 	EXPECT_NULL_ERRNO(lp_alloc(ps / 2, RW, MAP_PRIVATE), EINVAL);
 	EXPECT_NULL_ERRNO(lp_alloc(0, RW, MAP_PRIVATE), EINVAL);
-	EXPECT_EQ(mi_free(), mi_total());
+	EXPECT_EQ(lp_nfree(), lp_total());
 }
 
 TEST(alloc_bad_prot_or_flags_einval)
 {
-	unsigned long ps = psize();
+	unsigned long ps = lp_size();
 
 	EXPECT_NULL_ERRNO(lp_alloc(ps, RW | 0x100, MAP_PRIVATE), EINVAL);
 	EXPECT_NULL_ERRNO(lp_alloc(ps, RW, MAP_PRIVATE | MAP_SHARED), EINVAL);
@@ -220,13 +144,13 @@ TEST(alloc_bad_prot_or_flags_einval)
 
 TEST(alloc_more_than_free_enomem)
 {
-	long nfree = mi_free();
+	long nfree = lp_nfree();
 
 	ASSERT_GE(nfree, 1);
 	/* All or nothing: nothing is taken. */
-	EXPECT_NULL_ERRNO(lp_alloc((nfree + 1) * psize(), RW, MAP_PRIVATE),
+	EXPECT_NULL_ERRNO(lp_alloc((nfree + 1) * lp_size(), RW, MAP_PRIVATE),
 			  ENOMEM);
-	EXPECT_EQ(mi_free(), nfree);
+	EXPECT_EQ(lp_nfree(), nfree);
 }
 
 TEST(alloc_without_memlock_eperm)
@@ -237,8 +161,8 @@ TEST(alloc_without_memlock_eperm)
 	if (pid == 0) {
 		ASSERT_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
 		become_nobody();
-		EXPECT_NULL_ERRNO(lp_alloc(psize(), RW, MAP_PRIVATE), EPERM);
-		EXPECT_NULL_ERRNO(lp_share(KEY_BASE + 1, psize(), RW,
+		EXPECT_NULL_ERRNO(lp_alloc(lp_size(), RW, MAP_PRIVATE), EPERM);
+		EXPECT_NULL_ERRNO(lp_share(KEY_BASE + 1, lp_size(), RW,
 					   IPC_CREAT), EPERM);
 		CHILD_DONE();
 	}
@@ -254,14 +178,14 @@ TEST(free_not_a_large_page_mapping_einval)
 {
 	char *normal = mmap(NULL, 1 << 20, RW, MAP_PRIVATE | MAP_ANONYMOUS,
 			    -1, 0);
-	char *p = lp_alloc(psize(), RW, MAP_PRIVATE);
-	long nfree = mi_free();
+	char *p = lp_alloc(lp_size(), RW, MAP_PRIVATE);
+	long nfree = lp_nfree();
 
 	ASSERT_TRUE(normal != MAP_FAILED);
 	ASSERT_TRUE(p != NULL);
 	EXPECT_ERRNO(lp_free(normal), EINVAL);
 	EXPECT_ERRNO(lp_free(p + 4096), EINVAL);
-	EXPECT_EQ(mi_free(), nfree);
+	EXPECT_EQ(lp_nfree(), nfree);
 	p[0] = 1;	/* still mapped */
 	EXPECT_EQ(lp_free(p), 0);
 	EXPECT_ERRNO(lp_free(p), EINVAL);
@@ -272,14 +196,14 @@ TEST(free_not_a_large_page_mapping_einval)
 
 TEST(share_bad_key_einval)
 {
-	EXPECT_NULL_ERRNO(lp_share(0, psize(), RW, IPC_CREAT), EINVAL);
-	EXPECT_NULL_ERRNO(lp_share(-1, psize(), RW, IPC_CREAT), EINVAL);
-	EXPECT_EQ(mi_free(), mi_total());
+	EXPECT_NULL_ERRNO(lp_share(0, lp_size(), RW, IPC_CREAT), EINVAL);
+	EXPECT_NULL_ERRNO(lp_share(-1, lp_size(), RW, IPC_CREAT), EINVAL);
+	EXPECT_EQ(lp_nfree(), lp_total());
 }
 
 TEST(share_bad_len_or_flag_einval)
 {
-	unsigned long ps = psize();
+	unsigned long ps = lp_size();
 
 	EXPECT_NULL_ERRNO(lp_share(KEY_BASE + 2, ps + 4096, RW, IPC_CREAT),
 			  EINVAL);
@@ -292,15 +216,15 @@ TEST(share_bad_len_or_flag_einval)
 
 TEST(share_creates_then_attaches_same_pages)
 {
-	unsigned long len = 2 * psize();
+	unsigned long len = 2 * lp_size();
 	int key = KEY_BASE + 3;
-	long before = mi_free();
+	long before = lp_nfree();
 	char *p = lp_share(key, len, RW, IPC_CREAT | 0600);
 	pid_t pid;
 
 	ASSERT_TRUE(p != NULL);
-	EXPECT_EQ((uintptr_t)p % psize(), 0);
-	EXPECT_EQ(mi_free(), before - 2);
+	EXPECT_EQ((uintptr_t)p % lp_size(), 0);
+	EXPECT_EQ(lp_nfree(), before - 2);
 	strcpy(p + len - 64, "from the creator");
 	pid = fork();
 	if (pid == 0) {
@@ -310,30 +234,30 @@ TEST(share_creates_then_attaches_same_pages)
 		EXPECT_EQ(strcmp(q + len - 64, "from the creator"), 0);
 		strcpy(q, "from the child");
 		/* Attaching takes no more pages. */
-		EXPECT_EQ(mi_free(), before - 2);
+		EXPECT_EQ(lp_nfree(), before - 2);
 		EXPECT_EQ(lp_unshare(q), 0);
 		CHILD_DONE();
 	}
 	EXPECT_TRUE(child_ok(pid));
 	EXPECT_EQ(strcmp(p, "from the child"), 0);
 	EXPECT_EQ(lp_unshare(p), 0);
-	EXPECT_EQ(mi_free(), before);
+	EXPECT_EQ(lp_nfree(), before);
 	/* The last detach destroyed the segment. */
 	EXPECT_NULL_ERRNO(lp_share(key, len, RW, 0), ENOENT);
 }
 
 TEST(share_absent_key_enoent)
 {
-	EXPECT_NULL_ERRNO(lp_share(KEY_BASE + 4, psize(), RW, 0), ENOENT);
+	EXPECT_NULL_ERRNO(lp_share(KEY_BASE + 4, lp_size(), RW, 0), ENOENT);
 }
 
 TEST(share_excl_existing_key_eexist)
 {
 	int key = KEY_BASE + 5;
-	void *p = lp_share(key, psize(), RW, IPC_CREAT | IPC_EXCL);
+	void *p = lp_share(key, lp_size(), RW, IPC_CREAT | IPC_EXCL);
 
 	ASSERT_TRUE(p != NULL);
-	EXPECT_NULL_ERRNO(lp_share(key, psize(), RW, IPC_CREAT | IPC_EXCL),
+	EXPECT_NULL_ERRNO(lp_share(key, lp_size(), RW, IPC_CREAT | IPC_EXCL),
 			  EEXIST);
 	EXPECT_EQ(lp_unshare(p), 0);
 }
@@ -341,17 +265,17 @@ TEST(share_excl_existing_key_eexist)
 TEST(share_other_len_einval)
 {
 	int key = KEY_BASE + 6;
-	void *p = lp_share(key, psize(), RW, IPC_CREAT);
+	void *p = lp_share(key, lp_size(), RW, IPC_CREAT);
 
 	ASSERT_TRUE(p != NULL);
-	EXPECT_NULL_ERRNO(lp_share(key, 2 * psize(), RW, 0), EINVAL);
+	EXPECT_NULL_ERRNO(lp_share(key, 2 * lp_size(), RW, 0), EINVAL);
 	EXPECT_EQ(lp_unshare(p), 0);
 }
 
 TEST(share_mode_refuses_other_user_eacces)
 {
 	int key = KEY_BASE + 7;
-	void *p = lp_share(key, psize(), RW, IPC_CREAT | 0644);
+	void *p = lp_share(key, lp_size(), RW, IPC_CREAT | 0644);
 	pid_t pid;
 
 	ASSERT_TRUE(p != NULL);
@@ -360,9 +284,9 @@ TEST(share_mode_refuses_other_user_eacces)
 		void *q;
 
 		become_nobody();
-		EXPECT_NULL_ERRNO(lp_share(key, psize(), RW, 0), EACCES);
+		EXPECT_NULL_ERRNO(lp_share(key, lp_size(), RW, 0), EACCES);
 		/* 0644 lets others read. */
-		q = lp_share(key, psize(), PROT_READ, 0);
+		q = lp_share(key, lp_size(), PROT_READ, 0);
 		EXPECT_TRUE(q != NULL);
 		if (q)
 			EXPECT_EQ(lp_unshare(q), 0);
@@ -374,7 +298,7 @@ TEST(share_mode_refuses_other_user_eacces)
 
 TEST(unshare_bad_address_einval)
 {
-	void *p = lp_share(KEY_BASE + 8, psize(), RW, IPC_CREAT);
+	void *p = lp_share(KEY_BASE + 8, lp_size(), RW, IPC_CREAT);
 
 	EXPECT_ERRNO(lp_unshare(NULL), EINVAL);
 	ASSERT_TRUE(p != NULL);
@@ -387,25 +311,25 @@ TEST(unshare_bad_address_einval)
 
 TEST(resize_grows_and_shrinks_by_delta)
 {
-	long total = mi_total(), now;
+	long total = lp_total(), now;
 
 	ASSERT_EQ(lp_resize(1), 0);
-	now = mi_total();
+	now = lp_total();
 	EXPECT_EQ(now, total + 1);
-	EXPECT_EQ(sysctl_total(), now);
+	EXPECT_EQ(read_long(LP_SYSCTL_PATH), now);
 	EXPECT_EQ(lp_resize(0), 0);
-	EXPECT_EQ(mi_total(), now);
+	EXPECT_EQ(lp_total(), now);
 	EXPECT_EQ(lp_resize(-1), 0);
-	EXPECT_EQ(mi_total(), now - 1);
+	EXPECT_EQ(lp_total(), now - 1);
 	/* Put it back whatever happened. */
-	if (mi_total() != total)
-		lp_resize(total - mi_total());
-	ASSERT_EQ(mi_total(), total);
+	if (lp_total() != total)
+		lp_resize(total - lp_total());
+	ASSERT_EQ(lp_total(), total);
 }
 
 TEST(resize_by_nobody_refused)
 {
-	long total = mi_total();
+	long total = lp_total();
 	pid_t pid = fork();
 
 	if (pid == 0) {
@@ -422,13 +346,13 @@ TEST(resize_by_nobody_refused)
 		CHILD_DONE();
 	}
 	EXPECT_TRUE(child_ok(pid));
-	EXPECT_EQ(mi_total(), total);
+	EXPECT_EQ(lp_total(), total);
 }
 
 TEST(resize_without_cap_sys_admin_eperm)
 {
 	/* The sysctl's own EPERM reaches lp_resize's caller unchanged. */
-	long total = mi_total();
+	long total = lp_total();
 	pid_t pid = fork();
 
 	if (pid == 0) {
@@ -449,5 +373,5 @@ TEST(resize_without_cap_sys_admin_eperm)
 		CHILD_DONE();
 	}
 	EXPECT_TRUE(child_ok(pid));
-	EXPECT_EQ(mi_total(), total);
+	EXPECT_EQ(lp_total(), total);
 }

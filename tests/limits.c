@@ -110,7 +110,7 @@ TEST(limits_attach_charges_nothing)
 	long nfree = lp_nfree(), r, k;
 	struct lp_peer a;
 
-	r = lp_share(5005, 0, len, RW, IPC_CREAT | 0666);
+	r = lpsys_share(5005, 0, len, RW, IPC_CREAT | 0666);
 	ASSERT_TRUE(LP_OK(r));
 	*(volatile uint32_t *)(LP_PTR(r) + 16) = 0x5005;
 	agent_start(&a, NOBODY, 0);
@@ -124,7 +124,7 @@ TEST(limits_attach_charges_nothing)
 	EXPECT_EQ(a_get(&a, 1, MAP_PRIVATE), -EPERM);
 	EXPECT_EQ(a_unshare(&a, k), 0);
 	agent_stop(&a);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -190,8 +190,8 @@ TEST(limits_pool_exhaustion_keyed_segment_enomem)
 	int lines = lp_maps_lines();
 
 	ASSERT_GE(nfree, 1);
-	EXPECT_ERRNO(lp_share(5010, 0, (nfree + 1) * lp_size(), RW,
-			      IPC_CREAT | 0600), ENOMEM);
+	EXPECT_ERRNO(lpsys_share(5010, 0, (nfree + 1) * lp_size(), RW,
+				 IPC_CREAT | 0600), ENOMEM);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_EQ(lp_maps_lines(), lines);
 	EXPECT_TRUE(lp_key_absent(5010, lp_size()));
@@ -210,17 +210,17 @@ TEST(limits_pool_exhaustion_by_another_process)
 	EXPECT_EQ(lp_nfree(), 1);
 
 	lines = lp_maps_lines();
-	EXPECT_ERRNO(lp_get(0, 2 * lp_size(), RW, MAP_SHARED), ENOMEM);
-	EXPECT_ERRNO(lp_share(5011, 0, 2 * lp_size(), RW, IPC_CREAT), ENOMEM);
+	EXPECT_ERRNO(lpsys_get(0, 2 * lp_size(), RW, MAP_SHARED), ENOMEM);
+	EXPECT_ERRNO(lpsys_share(5011, 0, 2 * lp_size(), RW, IPC_CREAT), ENOMEM);
 	EXPECT_EQ(lp_nfree(), 1);
 	EXPECT_EQ(lp_maps_lines(), lines);
 	EXPECT_TRUE(lp_key_absent(5011, lp_size()));
 
-	r = lp_get(0, lp_size(), RW, MAP_PRIVATE);
+	r = lpsys_get(0, lp_size(), RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(lp_nfree(), 0);
-	EXPECT_ERRNO(lp_get(0, lp_size(), RW, MAP_PRIVATE), ENOMEM);
-	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), RW, MAP_PRIVATE), ENOMEM);
+	ASSERT_EQ(lpsys_free(r), 0);
 
 	/* The holder's exit gives the rest back. */
 	agent_stop(&a);
@@ -246,17 +246,17 @@ static void mlockall_then_get(void *arg)
 	ASSERT_EQ(mlock(locked, sizeof(locked)), 0);
 	ASSERT_EQ(mlockall(MCL_FUTURE), 0);
 	/* The whole limit: counted twice, it would be over (EAGAIN). */
-	r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 	if (!LP_OK(r))
 		TH_LOG("get after mlockall(MCL_FUTURE): %s", strerror(errno));
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_zeroed(LP_PTR(r), 2 * lp));
 	lp_fill(LP_PTR(r), 2 * lp, 5020);
 	/* The limit itself still holds. */
-	EXPECT_ERRNO(lp_get(0, lp, RW, MAP_SHARED), ENOMEM);
-	EXPECT_ERRNO(lp_share(5020, 0, lp, RW, IPC_CREAT | 0600), ENOMEM);
+	EXPECT_ERRNO(lpsys_get(0, lp, RW, MAP_SHARED), ENOMEM);
+	EXPECT_ERRNO(lpsys_share(5020, 0, lp, RW, IPC_CREAT | 0600), ENOMEM);
 	EXPECT_TRUE(lp_check(LP_PTR(r), 2 * lp, 5020));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	ASSERT_EQ(munlockall(), 0);
 	_exit(harness_failed);
 }
@@ -292,9 +292,9 @@ static void expect_rolled_back(long nfree, int maps, int key)
 {
 	unsigned long lp = lp_size();
 
-	EXPECT_ERRNO(lp_get(0, lp, RW, MAP_PRIVATE), ENOMEM);
-	EXPECT_ERRNO(lp_get(0, 2 * lp, RW, MAP_SHARED), ENOMEM);
-	EXPECT_ERRNO(lp_share(key, 0, lp, RW, IPC_CREAT | 0600), ENOMEM);
+	EXPECT_ERRNO(lpsys_get(0, lp, RW, MAP_PRIVATE), ENOMEM);
+	EXPECT_ERRNO(lpsys_get(0, 2 * lp, RW, MAP_SHARED), ENOMEM);
+	EXPECT_ERRNO(lpsys_share(key, 0, lp, RW, IPC_CREAT | 0600), ENOMEM);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_EQ(lp_maps_lines(), maps);
 	EXPECT_TRUE(lp_key_absent(key, lp));
@@ -316,12 +316,12 @@ static void rollback_rlimit_as(void *arg)
 	expect_rolled_back(nfree, maps, 5030);
 	as.rlim_cur = RLIM_INFINITY;
 	ASSERT_EQ(setrlimit(RLIMIT_AS, &as), 0);
-	r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 	if (!LP_OK(r))
 		TH_LOG("the whole memlock limit after the failures: %s",
 		       strerror(errno));
 	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	_exit(harness_failed);
 }
 
@@ -355,9 +355,9 @@ TEST(limits_max_map_count_failure_rolls_back)
 		expect_rolled_back(nfree, maps, 5031);
 		lp_peer_send(&p, harness_failed);
 		lp_peer_recv(&p);	/* the limit is back */
-		r = lp_get(0, 2 * lp, RW, MAP_SHARED);
+		r = lpsys_get(0, 2 * lp, RW, MAP_SHARED);
 		ASSERT_TRUE(LP_OK(r));
-		ASSERT_EQ(lp_free(r), 0);
+		ASSERT_EQ(lpsys_free(r), 0);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
@@ -421,7 +421,7 @@ TEST(limits_group_member_beyond_memlock)
 	ASSERT_GE(nfree, 6);
 	ASSERT_EQ(write_text(LPGROUP, "4243"), 0);
 	EXPECT_EQ(read_long(LPGROUP), MEMBERS);
-	k = lp_share(7702, 0, lp_size(), RW, IPC_CREAT | IPC_EXCL | 0600);
+	k = lpsys_share(7702, 0, lp_size(), RW, IPC_CREAT | IPC_EXCL | 0600);
 	ASSERT_TRUE(LP_OK(k));
 	agent_start_in(&m, MEMBERS, 64 * 1024);
 	agent_start_in(&m0, MEMBERS, 0);
@@ -462,7 +462,7 @@ TEST(limits_group_member_beyond_memlock)
 	agent_stop(&o);
 	agent_stop(&m0);
 	agent_stop(&m);
-	EXPECT_EQ(lp_unshare(k), 0);
+	EXPECT_EQ(lpsys_unshare(k), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(lp_key_absent(7701, 2 * lp_size()));
 	EXPECT_TRUE(lp_key_absent(7702, lp_size()));

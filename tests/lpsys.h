@@ -19,24 +19,24 @@
 #error "the uapi headers are not those of the patched kernel"
 #endif
 
-static inline long lp_get(unsigned long addr, unsigned long len, int prot,
-			  int flags)
+static inline long lpsys_get(unsigned long addr, unsigned long len, int prot,
+			     int flags)
 {
 	return syscall(__NR_get_large_pages, addr, len, prot, flags);
 }
 
-static inline long lp_free(unsigned long addr)
+static inline long lpsys_free(unsigned long addr)
 {
 	return syscall(__NR_free_large_pages, addr);
 }
 
-static inline long lp_share(int key, unsigned long addr, unsigned long len,
-			    int prot, int flag)
+static inline long lpsys_share(int key, unsigned long addr, unsigned long len,
+			       int prot, int flag)
 {
 	return syscall(__NR_share_large_pages, key, addr, len, prot, flag);
 }
 
-static inline long lp_unshare(unsigned long addr)
+static inline long lpsys_unshare(unsigned long addr)
 {
 	return syscall(__NR_unshare_large_pages, addr);
 }
@@ -63,10 +63,10 @@ static inline int lp_dirty_free_pages(void)
 
 	if (n <= 0)
 		return 0;
-	r = lp_get(0, n * size, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	r = lpsys_get(0, n * size, PROT_READ | PROT_WRITE, MAP_PRIVATE);
 	if (!LP_OK(r))
 		return -1;
-	return lp_free(r) ? -1 : 0;
+	return lpsys_free(r) ? -1 : 0;
 }
 
 #endif /* LP_TEST_LPSYS_H */

@@ -85,12 +85,12 @@ static void measure(void *arg)
 	char *anon;
 
 	before = page_tables();
-	r = lp_get(0, len, RW, MAP_PRIVATE);
+	r = lpsys_get(0, len, RW, MAP_PRIVATE);
 	if (!LP_OK(r))
 		_exit(1);
 	touch(LP_PTR(r), len);
 	large = page_tables() - before;
-	if (lp_free(r))
+	if (lpsys_free(r))
 		_exit(2);
 
 	anon = mmap(NULL, len, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -205,12 +205,12 @@ TEST(large_entries_in_the_kernels_page_table_dump)
 	if (lp_debugfs() || access(PTDUMP, R_OK))
 		SKIP("no %s: the kernel lacks CONFIG_PTDUMP_DEBUGFS", PTDUMP);
 	ASSERT_GE(lp_nfree(), 6);
-	priv = lp_get(0, 3 * lp, RW, MAP_PRIVATE);
+	priv = lpsys_get(0, 3 * lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(priv));
 	child_priv = priv;
-	ro = lp_get(0, lp, PROT_READ, MAP_PRIVATE);
+	ro = lpsys_get(0, lp, PROT_READ, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(ro));
-	shared = lp_share(9411, 0, 2 * lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+	shared = lpsys_share(9411, 0, 2 * lp, RW, IPC_CREAT | IPC_EXCL | 0600);
 	ASSERT_TRUE(LP_OK(shared));
 
 	EXPECT_EQ(ptdump_check(priv, 3 * lp, 1), 0);
@@ -227,9 +227,9 @@ TEST(large_entries_in_the_kernels_page_table_dump)
 	EXPECT_EQ(ptdump_check(priv, 3 * lp, 1), 0);
 	EXPECT_EQ(ptdump_check(shared, 2 * lp, 1), 0);
 
-	EXPECT_EQ(lp_free(priv), 0);
-	EXPECT_EQ(lp_free(ro), 0);
-	EXPECT_EQ(lp_unshare(shared), 0);
+	EXPECT_EQ(lpsys_free(priv), 0);
+	EXPECT_EQ(lpsys_free(ro), 0);
+	EXPECT_EQ(lpsys_unshare(shared), 0);
 	EXPECT_EQ(ptdump_check(priv, 3 * lp, PT_GONE), 0);
 	EXPECT_EQ(ptdump_check(ro, lp, PT_GONE), 0);
 	EXPECT_EQ(ptdump_check(shared, 2 * lp, PT_GONE), 0);

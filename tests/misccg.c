@@ -17,7 +17,6 @@
 #include <sys/statfs.h>
 #include "agent.h"
 #include "misccg.h"
-#include "rng.h"
 
 /* Remove what an earlier test left (a failed one): children first. */
 static void remove_stale(void)
@@ -127,9 +126,9 @@ TEST(misccg_controller_matches_the_config)
 	if (!strcmp(lp_flavour(), "nopae")) {
 		EXPECT_TRUE(!misc_built());
 		EXPECT_NE(access(CG_ROOT "/misc.capacity", F_OK), 0);
-		r = lp_get(0, lp_size(), RW, MAP_PRIVATE);
+		r = lpsys_get(0, lp_size(), RW, MAP_PRIVATE);
 		ASSERT_TRUE(LP_OK(r));
-		ASSERT_EQ(lp_free(r), 0);
+		ASSERT_EQ(lpsys_free(r), 0);
 		return;
 	}
 	ASSERT_TRUE(misc_built());
@@ -145,10 +144,10 @@ TEST(misccg_capacity_follows_the_pool)
 	T = lp_total();
 	ASSERT_GE(T, 2);
 	EXPECT_EQ(capacity(), T);
-	ASSERT_EQ(lp_resize(-1), 0);
+	ASSERT_EQ(sysctl_resize(-1), 0);
 	EXPECT_EQ(lp_total(), T - 1);
 	EXPECT_EQ(capacity(), T - 1);
-	ASSERT_EQ(lp_resize(1), 0);
+	ASSERT_EQ(sysctl_resize(1), 0);
 	TH_LOG("pool %ld pages, %ld after giving one back and growing by one",
 	       T, lp_total());
 	EXPECT_EQ(capacity(), lp_total());
@@ -398,13 +397,13 @@ TEST(misccg_page_stays_charged_until_it_returns)
 		long r;
 
 		lp_peer_recv(&p);	/* moved */
-		r = lp_get(0, lp, RW, MAP_PRIVATE);
+		r = lpsys_get(0, lp, RW, MAP_PRIVATE);
 		if (!LP_OK(r) || pipe(fds))
 			_exit(1);
 		memset(LP_PTR(r), 0x5a, 4096);
 		iov.iov_base = LP_PTR(r);
 		iov.iov_len = 4096;
-		if (vmsplice(fds[1], &iov, 1, 0) != 4096 || lp_free(r))
+		if (vmsplice(fds[1], &iov, 1, 0) != 4096 || lpsys_free(r))
 			_exit(2);
 		lp_peer_send(&p, 1);	/* freed, the pipe still holds it */
 		lp_peer_recv(&p);
@@ -465,7 +464,7 @@ static void racer(struct lp_peer *p, int c, unsigned int seed)
 		for (op = 0; op < OPS_PER_ROUND; op++) {
 			if (n == RMAPS || (n && rand_r(&seed) % 3 == 0)) {
 				i = rand_r(&seed) % n;
-				if (lp_free(m[i].r))
+				if (lpsys_free(m[i].r))
 					_exit(3);
 				m[i] = m[--n];
 				continue;
@@ -473,8 +472,8 @@ static void racer(struct lp_peer *p, int c, unsigned int seed)
 			k = -1;
 			if (rand_r(&seed) % 2) {
 				pages = rand_r(&seed) % 2 + 1;
-				r = lp_get(0, pages * lp, RW, rand_r(&seed) % 2 ?
-					   MAP_PRIVATE : MAP_SHARED);
+				r = lpsys_get(0, pages * lp, RW, rand_r(&seed) % 2 ?
+					      MAP_PRIVATE : MAP_SHARED);
 			} else {
 				k = rand_r(&seed) % RKEYS;
 				pages = rkey_pages(k);
@@ -482,8 +481,8 @@ static void racer(struct lp_peer *p, int c, unsigned int seed)
 					;
 				if (i < n)
 					continue;	/* one attach of a key each */
-				r = lp_share(rkey(c, k), 0, pages * lp, RW,
-					     IPC_CREAT | 0600);
+				r = lpsys_share(rkey(c, k), 0, pages * lp, RW,
+						IPC_CREAT | 0600);
 			}
 			if (!LP_OK(r)) {
 				if (errno != ENOMEM)
@@ -604,12 +603,12 @@ static void hammer(struct tenants *t, long pages, long *calls, long *other)
 	long r;
 
 	while (!__atomic_load_n(&t->stop, __ATOMIC_SEQ_CST)) {
-		r = lp_get(0, pages * lp_size(), RW, MAP_PRIVATE);
+		r = lpsys_get(0, pages * lp_size(), RW, MAP_PRIVATE);
 		__atomic_add_fetch(calls, 1, __ATOMIC_SEQ_CST);
 		if (LP_OK(r) || errno != ENOMEM) {
 			__atomic_add_fetch(other, 1, __ATOMIC_SEQ_CST);
 			if (LP_OK(r))
-				lp_free(r);
+				lpsys_free(r);
 		}
 	}
 	_exit(0);
@@ -636,14 +635,7 @@ static pid_t start_hammer(struct tenants *t, const char *cg, long pages,
 /* free_zeroed_pages once every free page is zeroed (lp_zerod idle). */
 static long settle_zeroed(long want)
 {
-	long z = read_long(ZEROED);
-	int i;
-
-	for (i = 0; i < 6000 && z != want; i++) {
-		usleep(20000);
-		z = read_long(ZEROED);
-	}
-	return z;
+	return SETTLE(read_long(ZEROED), want, 6000);
 }
 
 /*
@@ -709,14 +701,14 @@ TEST(misccg_refused_tenant_never_disturbs_the_pool)
 		if (misc && cg_enter(cg[1], getpid()))
 			_exit(2);
 		for (st = 0; st < VICTIM_CALLS; st++) {
-			r = lp_get(0, lp_size(), RW, MAP_PRIVATE);
+			r = lpsys_get(0, lp_size(), RW, MAP_PRIVATE);
 			t->victim_calls++;
 			if (!LP_OK(r)) {
 				t->victim_failed++;
 				continue;
 			}
 			*(volatile char *)LP_PTR(r) = 1;
-			if (lp_free(r))
+			if (lpsys_free(r))
 				t->victim_failed++;
 		}
 		_exit(0);

@@ -17,14 +17,9 @@
 static inline int misc_built(void)
 {
 	char buf[512], *w, *save = NULL;
-	int fd = open(CG_ROOT "/cgroup.controllers", O_RDONLY), found = 0;
-	ssize_t n;
+	int found = 0;
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
+	read_text(CG_ROOT "/cgroup.controllers", buf, sizeof(buf));
 	for (w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
 		found |= !strcmp(w, "misc");
 	return found;
@@ -108,14 +103,7 @@ static inline int cg_rmdir(const char *cg)
 /* misc.current of @cg once it reaches @want, or its value after a second. */
 static inline long settle_current(const char *cg, long want)
 {
-	long n = cg_current(cg);
-	int i;
-
-	for (i = 0; i < 50 && n != want; i++) {
-		usleep(20000);
-		n = cg_current(cg);
-	}
-	return n;
+	return SETTLE(cg_current(cg), want, 50);
 }
 
 #endif /* LP_TEST_MISCCG_H */

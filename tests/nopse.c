@@ -29,28 +29,28 @@ TEST(pool_is_empty)
 
 TEST(get_large_pages_einval)
 {
-	EXPECT_ERRNO(lp_get(0, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE),
+	EXPECT_ERRNO(lpsys_get(0, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE),
 		     EINVAL);
 }
 
 TEST(free_large_pages_einval)
 {
-	EXPECT_ERRNO(lp_free(0x40000000), EINVAL);
+	EXPECT_ERRNO(lpsys_free(0x40000000), EINVAL);
 }
 
 TEST(share_large_pages_einval)
 {
-	EXPECT_ERRNO(lp_share(1, 0, 4 << 20, PROT_READ, IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1, 0, 4 << 20, PROT_READ, IPC_CREAT), EINVAL);
 }
 
 TEST(unshare_large_pages_einval)
 {
-	EXPECT_ERRNO(lp_unshare(0x40000000), EINVAL);
+	EXPECT_ERRNO(lpsys_unshare(0x40000000), EINVAL);
 }
 
 TEST(pool_cannot_grow)
 {
-	EXPECT_EQ(lp_resize(4), -EINVAL);
+	EXPECT_EQ(sysctl_resize(4), -EINVAL);
 	EXPECT_EQ(lp_total(), 0);
 }
 

@@ -49,7 +49,6 @@
 #include "misccg.h"
 #include "rng.h"
 
-#define RW		(PROT_READ | PROT_WRITE)
 #define USER_TOP	0xc0000000UL	/* TASK_SIZE, i386 3G/1G */
 #define WORKER_UID	4242		/* no other test's user */
 #define KEY0		7701		/* keys KEY0 .. KEY0 + NKEYS - 1 */
@@ -167,7 +166,7 @@ static uint32_t r32(void)
 
 static uint32_t rnd(uint32_t n)
 {
-	return n ? r32() % n : 0;
+	return xs_below(&W.rng, n);
 }
 
 static int key_of(int k)
@@ -447,20 +446,6 @@ static void attached(int k, long r, int prot)
 
 /* ---------------------------------------------------- the operations */
 
-static const int good_prots[] = {
-	RW, RW, RW, RW, PROT_READ, PROT_READ, PROT_NONE,
-	PROT_READ | PROT_EXEC, RW | PROT_EXEC, PROT_WRITE,
-};
-static const int bad_prots[] = {
-	RW | 0x8, PROT_READ | PROT_GROWSDOWN, -1, 0x10, RW | 0x100000,
-	PROT_GROWSUP,
-};
-static const int bad_flags[] = {
-	0, MAP_PRIVATE | MAP_SHARED, MAP_PRIVATE | MAP_FIXED,
-	MAP_SHARED | MAP_ANONYMOUS, MAP_PRIVATE | MAP_POPULATE, -1,
-	MAP_SHARED | MAP_LOCKED, MAP_ANONYMOUS,
-};
-
 /* Pages for a get or a new segment: small, every get zeroes them. */
 static long pick_pages(void)
 {
@@ -509,13 +494,13 @@ static void op_get(void)
 		hname = "a free range";
 	}
 	want = take_errno(n, &why);
-	CALL(r, e, lp_get(hint, len, prot, flags));
+	CALL(r, e, lpsys_get(hint, len, prot, flags));
 	ok = LP_OK(r);
 	if (!judge(ok, r, e, want, "get_large_pages(%#lx [hint: %s], %ld pages, %#x, %s)",
 		   hint, hname, n, prot,
 		   flags == MAP_SHARED ? "MAP_SHARED" : "MAP_PRIVATE")) {
 		if (ok)
-			lp_free(r);
+			lpsys_free(r);
 	} else if (ok) {
 		made_get(r, n, prot, want_at);
 	} else {
@@ -564,13 +549,13 @@ static void op_get_bad(void)
 	case 2: prot = PICK(bad_prots); break;
 	default: flags = PICK(bad_flags); break;
 	}
-	CALL(r, e, lp_get(0, len, prot, flags));
+	CALL(r, e, lpsys_get(0, len, prot, flags));
 	ok = LP_OK(r);
 	if (judge(ok, r, e, want, "get_large_pages(0, %#lx, %#x, %#x)", len,
 		  prot, flags))
 		W.n[want == EINVAL ? N_EINVAL_ARGS : N_HUGE]++;
 	else if (ok)
-		lp_free(r);
+		lpsys_free(r);
 	check_state("a refused get_large_pages");
 }
 
@@ -653,13 +638,13 @@ static void op_share(void)
 		prot = rnd(6) ? RW : PROT_READ;
 		want = take_errno(n, &why);
 	}
-	CALL(r, e, lp_share(key_of(k), hint, n * lpsz, prot, flag));
+	CALL(r, e, lpsys_share(key_of(k), hint, n * lpsz, prot, flag));
 	ok = LP_OK(r);
 	if (!judge(ok, r, e, want, "share_large_pages(%d, %#lx, %ld pages, %#x, %s), %s",
 		   key_of(k), hint, n, prot, flagstr(flag),
 		   s->live ? "a live key" : "an absent key")) {
 		if (ok)
-			lp_unshare(r);
+			lpsys_unshare(r);
 	} else if (ok && kind == S_CREATE) {
 		made_seg(k, r, n, prot, flag);
 	} else if (ok) {
@@ -704,13 +689,13 @@ static void op_share_bad(void)
 	case 2: prot = PICK(bad_prots); break;
 	case 3: flag |= PICK(bad_bits); break;
 	}
-	CALL(r, e, lp_share(key, 0, len, prot, flag));
+	CALL(r, e, lpsys_share(key, 0, len, prot, flag));
 	ok = LP_OK(r);
 	if (judge(ok, r, e, want, "share_large_pages(%d, 0, %#lx, %#x, %s)",
 		  key, len, prot, flagstr(flag)))
 		W.n[want == EINVAL ? N_EINVAL_ARGS : N_HUGE]++;
 	else if (ok)
-		lp_unshare(r);
+		lpsys_unshare(r);
 	check_state("a refused share_large_pages");
 }
 
@@ -727,7 +712,7 @@ static int release(int i, int unshare)
 	int e;
 
 	data_ok(&m, "before it is released");
-	CALL(r, e, unshare ? lp_unshare(m.addr) : lp_free(m.addr));
+	CALL(r, e, unshare ? lpsys_unshare(m.addr) : lpsys_free(m.addr));
 	if (!judge(r == 0, r, e, 0, "%s(%#lx), the start of a %s mapping of %ld pages",
 		   call, m.addr, m.key ? "keyed" : "get", m.pages)) {
 		check_state(call);
@@ -741,7 +726,7 @@ static int release(int i, int unshare)
 	check_state(call);
 	if (rnd(4))
 		return 1;
-	CALL(r, e, unshare ? lp_unshare(m.addr) : lp_free(m.addr));
+	CALL(r, e, unshare ? lpsys_unshare(m.addr) : lpsys_free(m.addr));
 	if (judge(r == 0, r, e, EINVAL, "%s(%#lx) again", call, m.addr))
 		W.n[N_EINVAL_ADDR]++;
 	check_state(call);
@@ -796,7 +781,7 @@ static void op_release_bad(void)
 			a = 0;
 		}
 	}
-	CALL(r, e, unshare ? lp_unshare(a) : lp_free(a));
+	CALL(r, e, unshare ? lpsys_unshare(a) : lpsys_free(a));
 	if (judge(r == 0, r, e, EINVAL, "%s(%#lx), %s",
 		  unshare ? "unshare_large_pages" : "free_large_pages", a, what))
 		W.n[N_EINVAL_ADDR]++;
@@ -917,42 +902,42 @@ static void op_memlock0(void)
 		return;
 	}
 	W.memlock0 = 1;
-	CALL(r, e, lp_get(0, n * lpsz, RW, MAP_SHARED));
+	CALL(r, e, lpsys_get(0, n * lpsz, RW, MAP_SHARED));
 	if (judge(LP_OK(r), r, e, take_errno(n, &why),
 		  "get_large_pages(0, %ld pages, RW, MAP_SHARED) at RLIMIT_MEMLOCK 0", n))
 		W.n[N_EPERM]++;
 	else if (LP_OK(r))
-		lp_free(r);
+		lpsys_free(r);
 	check_state("a get at RLIMIT_MEMLOCK 0");
 
-	CALL(r, e, lp_get(0, 0, RW, MAP_PRIVATE));
+	CALL(r, e, lpsys_get(0, 0, RW, MAP_PRIVATE));
 	if (judge(LP_OK(r), r, e, EINVAL,
 		  "get_large_pages(0, 0, RW, MAP_PRIVATE) at RLIMIT_MEMLOCK 0"))
 		W.n[N_EINVAL_ARGS]++;
 	else if (LP_OK(r))
-		lp_free(r);
+		lpsys_free(r);
 	check_state("a bad get at RLIMIT_MEMLOCK 0");
 
 	if ((k = absent_key())) {
-		CALL(r, e, lp_share(key_of(k), 0, n * lpsz, RW, IPC_CREAT | 0600));
+		CALL(r, e, lpsys_share(key_of(k), 0, n * lpsz, RW, IPC_CREAT | 0600));
 		if (judge(LP_OK(r), r, e, EPERM,
 			  "share_large_pages(%d, 0, %ld pages, RW, IPC_CREAT|0600) at RLIMIT_MEMLOCK 0",
 			  key_of(k), n))
 			W.n[N_EPERM]++;
 		else if (LP_OK(r))
-			lp_unshare(r);
+			lpsys_unshare(r);
 		check_state("a create at RLIMIT_MEMLOCK 0");
 	}
 
 	k = pick_key();
 	if (W.segs[k].live && W.nmaps < MAXMAPS) {
 		prot = rnd(2) ? RW : PROT_READ;
-		CALL(r, e, lp_share(key_of(k), 0, W.segs[k].pages * lpsz, prot, 0));
+		CALL(r, e, lpsys_share(key_of(k), 0, W.segs[k].pages * lpsz, prot, 0));
 		if (!judge(LP_OK(r), r, e, 0,
 			   "share_large_pages(%d, 0, %ld pages, %#x, 0), a live key, at RLIMIT_MEMLOCK 0",
 			   key_of(k), W.segs[k].pages, prot)) {
 			if (LP_OK(r))
-				lp_unshare(r);
+				lpsys_unshare(r);
 		} else {
 			W.n[N_ATTACH_AT_0]++;
 			attached(k, r, prot);
@@ -981,10 +966,10 @@ static long probe_take(long n, int viakey, int *e)
 	long r;
 
 	if (viakey)
-		CALL(r, *e, lp_share(PROBE_KEY, 0, n * lpsz, RW,
-				     IPC_CREAT | IPC_EXCL | 0600));
+		CALL(r, *e, lpsys_share(PROBE_KEY, 0, n * lpsz, RW,
+					IPC_CREAT | IPC_EXCL | 0600));
 	else
-		CALL(r, *e, lp_get(0, n * lpsz, RW, MAP_PRIVATE));
+		CALL(r, *e, lpsys_get(0, n * lpsz, RW, MAP_PRIVATE));
 	return r;
 }
 
@@ -1006,7 +991,7 @@ static void probe(void)
 			  how, avail + 1))
 			W.n[N_PROBE_OVER]++;
 		else if (LP_OK(r))
-			lp_free(r);
+			lpsys_free(r);
 		check_state("a probe over the limit");
 	}
 	if (avail <= 0 || mfree() < avail)
@@ -1021,7 +1006,7 @@ static void probe(void)
 	if (!lp_zeroed(LP_PTR(r), avail * lpsz))
 		mismatch("%s of %ld pages at %#lx is not zero", how, avail,
 			 (unsigned long)r);
-	CALL(r, e, lp_free(r));
+	CALL(r, e, lpsys_free(r));
 	if (!judge(r == 0, r, e, 0, "free_large_pages() of the probe's %s", how))
 		_exit(1);	/* the model cannot go on */
 	W.charge -= avail;
@@ -1029,12 +1014,12 @@ static void probe(void)
 	W.n[N_PROBE_ALL]++;
 	check_state("the probe's free");
 	if (viakey) {
-		CALL(r, e, lp_share(PROBE_KEY, 0, avail * lpsz, RW, 0));
+		CALL(r, e, lpsys_share(PROBE_KEY, 0, avail * lpsz, RW, 0));
 		judge(LP_OK(r), r, e, ENOENT,
 		      "share_large_pages(%d), the probe's key after its only detach",
 		      PROBE_KEY);
 		if (LP_OK(r))
-			lp_unshare(r);
+			lpsys_unshare(r);
 	}
 }
 
@@ -1061,13 +1046,9 @@ static const struct {
 
 static void run_op(void)
 {
-	int total = 0, o, x;
+	int o;
 
-	for (o = 0; o < O_NR; o++)
-		total += optab[o].weight;
-	x = rnd(total);
-	for (o = 0; x >= optab[o].weight; o++)
-		x -= optab[o].weight;
+	o = PICK_WEIGHTED(optab, O_NR);
 	if (o == O_FREE && !W.nmaps)
 		o = O_GET;
 	if ((o == O_GET || o == O_SHARE || o == O_MEMLOCK0) &&
@@ -1103,11 +1084,11 @@ static void cleanup(void)
 	for (k = 1; k <= NKEYS + 1; k++) {
 		int key = k <= NKEYS ? key_of(k) : PROBE_KEY;
 
-		CALL(r, e, lp_share(key, 0, lpsz, PROT_READ, 0));
+		CALL(r, e, lpsys_share(key, 0, lpsz, PROT_READ, 0));
 		judge(LP_OK(r), r, e, ENOENT,
 		      "share_large_pages(%d, 0, 1 page, PROT_READ, 0) at the end", key);
 		if (LP_OK(r))
-			lp_unshare(r);
+			lpsys_unshare(r);
 	}
 	if (W.charge || W.extra)
 		mismatch("the model's charge is %ld at the end", W.charge);
@@ -1179,7 +1160,7 @@ static void worker(int rfd, int wfd, long total)
 	cleanup();
 	report(ops);
 	fflush(stdout);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 /* ------------------------------------------------- the test process */
@@ -1211,39 +1192,14 @@ static void watchdog(int sig)
 	alarm(30);
 }
 
-static long restore_pool(long total)
-{
-	long t = lp_total();
-	int i;
-
-	for (i = 0; i < 5 && t != total; i++) {
-		lp_resize(total - t);
-		t = lp_total();
-	}
-	return t;
-}
-
 /* lporacle_seed= from the kernel command line; room for a slow guest. */
 __attribute__((constructor)) static void oracle_params(void)
 {
-	char buf[4096], *w, *save = NULL;
-	struct timespec ts;
-	ssize_t n = -1;
-	int fd;
+	char val[32];
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	seed = ((unsigned long long)ts.tv_sec << 20 ^ ts.tv_nsec ^
-		(unsigned long long)getpid() << 40) % 1000000000000ULL;
-	fd = open("/proc/cmdline", O_RDONLY);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-	}
-	buf[n > 0 ? n : 0] = '\0';
-	for (w = strtok_r(buf, " \t\n", &save); w;
-	     w = strtok_r(NULL, " \t\n", &save))
-		if (!strncmp(w, "lporacle_seed=", 14))
-			seed = strtoull(w + 14, NULL, 10);
+	seed = time_seed();
+	if (cmdline_value("lporacle_seed=", val, sizeof(val)))
+		seed = strtoull(val, NULL, 10);
 	harness_timeout = WATCHDOG_SECS + 60;
 }
 
@@ -1267,18 +1223,18 @@ TEST(fuzz_single_worker_knows_pool_and_charge_exactly)
 	       seed, seed, NOPS, WORKER_UID, LIMIT);
 
 	/* A small pool, so that the worker can exhaust it. */
-	ret = lp_resize(POOL - total0);
+	ret = sysctl_resize(POOL - total0);
 	start = lp_total();
 	if (ret || start < POOL_LEAST || start > POOL ||
 	    lp_nfree() != start) {
 		TH_LOG("cannot make the pool %d pages (from %ld): %ld, %ld free, write: %s",
 		       POOL, total0, start, lp_nfree(), strerror(-ret));
-		EXPECT_EQ(restore_pool(total0), total0);
+		EXPECT_EQ(pool_restore(total0), total0);
 		ASSERT_TRUE(0);
 	}
 	if (pipe(req) || pipe(rep)) {
 		TH_LOG("pipe: %s", strerror(errno));
-		EXPECT_EQ(restore_pool(total0), total0);
+		EXPECT_EQ(pool_restore(total0), total0);
 		ASSERT_TRUE(0);
 	}
 	if (misc_built()) {
@@ -1315,7 +1271,7 @@ TEST(fuzz_single_worker_knows_pool_and_charge_exactly)
 	EXPECT_EQ(lp_settle_nfree(t), t);
 	for (k = KEY0; k <= PROBE_KEY; k++)
 		EXPECT_TRUE(lp_key_absent(k, lpsz));
-	EXPECT_EQ(restore_pool(total0), total0);
+	EXPECT_EQ(pool_restore(total0), total0);
 	EXPECT_EQ(lp_settle_nfree(total0), total0);
 	if (cgroup[0]) {
 		/* Every charge back; no limit, so no refusal counted. */

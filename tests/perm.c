@@ -45,13 +45,13 @@ static pid_t make_segment(int key, int mode, struct lp_peer *p)
 		lp_set_memlock(RLIM_INFINITY);
 		if (become(OWNER, OWNER, OWNER, OWNER, OWNER, OWNER))
 			_exit(1);
-		r = lp_share(key, 0, lp_size(), RW, IPC_CREAT | IPC_EXCL | mode);
+		r = lpsys_share(key, 0, lp_size(), RW, IPC_CREAT | IPC_EXCL | mode);
 		if (!LP_OK(r))
 			_exit(2);
 		lp_fill(LP_PTR(r), lp_size(), key);
 		lp_peer_send(p, 0);
 		lp_peer_recv(p);
-		_exit(lp_unshare(r) ? 3 : 0);
+		_exit(lpsys_unshare(r) ? 3 : 0);
 	}
 	return p->pid;
 }
@@ -59,13 +59,13 @@ static pid_t make_segment(int key, int mode, struct lp_peer *p)
 /* Attach key read-write: 0 if it attached (and saw the data), else errno. */
 static int try_attach(int key)
 {
-	long r = lp_share(key, 0, lp_size(), RW, 0);
+	long r = lpsys_share(key, 0, lp_size(), RW, 0);
 	int ok;
 
 	if (!LP_OK(r))
 		return errno;
 	ok = lp_check(LP_PTR(r), lp_size(), key);
-	lp_unshare(r);
+	lpsys_unshare(r);
 	return ok ? 0 : -1;
 }
 
@@ -88,7 +88,7 @@ static void fsuid_body(void *arg)
 	ASSERT_EQ(setfsuid(-1), OWNER);
 	EXPECT_EQ(geteuid(), OTHER);
 	EXPECT_EQ(try_attach(key), 0);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 TEST(perm_fsuid_not_euid_picks_the_owner_class)
@@ -117,7 +117,7 @@ static void fsgid_body(void *arg)
 	setfsgid(OWNER);
 	ASSERT_EQ(setfsgid(-1), OWNER);
 	EXPECT_EQ(try_attach(key), 0);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 TEST(perm_fsgid_not_egid_picks_the_group_class)
@@ -144,12 +144,12 @@ static void ipc_owner_body(void *arg)
 	ASSERT_EQ(capset_raw(cap, cap), 0);
 	EXPECT_EQ(try_attach(key), 0);
 	/* Nothing of root's but that: the pool stays root's to resize. */
-	ret = lp_resize(1);
+	ret = sysctl_resize(1);
 	EXPECT_TRUE(ret == -EPERM || ret == -EACCES);
 	/* Without it, nobody is "other" on a 0600 segment. */
 	ASSERT_EQ(capset_raw(0, cap), 0);
 	EXPECT_EQ(try_attach(key), EACCES);
-	_exit(harness_failed ? 1 : 0);
+	CHILD_DONE();
 }
 
 TEST(perm_cap_ipc_owner_alone_overrides_the_mode)

@@ -72,20 +72,6 @@ static int is_largepage(const void *addr)
 	       strstr(line, "[largepage]");
 }
 
-/* Wait for a child; 1 if it exited with status 0. */
-static int child_ok(pid_t pid)
-{
-	int status;
-
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return 0;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		TH_LOG("child status %#x", status);
-	return WIFEXITED(status) && !WEXITSTATUS(status);
-}
-
-#define CHILD_DONE() _exit(harness_failed ? 1 : 0)
-
 #define ASSERT_MAPPED(p) do {						\
 	if ((void *)(p) == MAP_FAILED || (void *)(p) == (void *)-1) {	\
 		TH_LOG("%s failed: %s", #p, strerror(errno));		\
@@ -120,16 +106,9 @@ static char *reserve(unsigned long len)
 /* The SysV segments in the system (lines of /proc/sysvipc/shm). */
 static int sysv_segments(void)
 {
-	char line[512];
-	int n = -1;	/* the header */
-	FILE *f = fopen("/proc/sysvipc/shm", "r");
+	int n = file_lines("/proc/sysvipc/shm", NULL);
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
+	return n < 0 ? -1 : n - 1;	/* less the header */
 }
 
 /* Send stderr to a new temporary file; its fd, for count_lines(). */
@@ -925,7 +904,7 @@ static int explain(const char *arg, char *out, size_t size)
 TEST(lpctl_explain_reports_pool_memlock_and_segment)
 {
 	int key = KEY_BASE + 2;
-	long r = lp_share(key, 0, ps, RW, IPC_CREAT | 0640);
+	long r = lpsys_share(key, 0, ps, RW, IPC_CREAT | 0640);
 	char out[4096], arg[16];
 	pid_t pid;
 
@@ -954,7 +933,7 @@ TEST(lpctl_explain_reports_pool_memlock_and_segment)
 		CHILD_DONE();
 	}
 	EXPECT_TRUE(child_ok(pid));
-	EXPECT_EQ(lp_unshare(r), 0);
+	EXPECT_EQ(lpsys_unshare(r), 0);
 }
 
 /* A child with RLIMIT_MEMLOCK 0, as nobody in no group but @gid. */

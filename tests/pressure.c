@@ -48,9 +48,9 @@ TEST(global_oom_kills_the_hog_and_leaves_the_pool_whole)
 	ASSERT_GE(total, 4);
 	/* The holder must not be the victim: say so, as a DBA would. */
 	ASSERT_EQ(write_text("/proc/self/oom_score_adj", "-1000\n"), 0);
-	priv = lp_get(0, 2 * sz, RW, MAP_PRIVATE);
+	priv = lpsys_get(0, 2 * sz, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(priv));
-	keyed = lp_share(PRESSURE_KEY, 0, sz, RW, IPC_CREAT | 0600);
+	keyed = lpsys_share(PRESSURE_KEY, 0, sz, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(keyed));
 	lp_fill((char *)priv, 2 * sz, 0x1234);
 	lp_fill((char *)keyed, sz, 0x5678);
@@ -85,12 +85,12 @@ TEST(global_oom_kills_the_hog_and_leaves_the_pool_whole)
 	EXPECT_EQ(lp_check((char *)keyed, sz, 0x5678), 1);
 
 	/* And it still works: a page taken now comes zeroed. */
-	r = lp_get(0, sz, RW, MAP_PRIVATE);
+	r = lpsys_get(0, sz, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(lp_zeroed((char *)r, sz), 1);
-	EXPECT_EQ(lp_free(r), 0);
-	EXPECT_EQ(lp_free(priv), 0);
-	EXPECT_EQ(lp_unshare(keyed), 0);
+	EXPECT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lpsys_free(priv), 0);
+	EXPECT_EQ(lpsys_unshare(keyed), 0);
 	EXPECT_EQ(lp_key_absent(PRESSURE_KEY, sz), 1);
 }
 

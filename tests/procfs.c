@@ -91,16 +91,9 @@ struct statm {
 static int read_statm(struct statm *st)
 {
 	static char buf[128];
-	ssize_t n;
-	int fd = open("/proc/self/statm", O_RDONLY);
 
-	if (fd < 0)
+	if (read_text("/proc/self/statm", buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	return sscanf(buf, "%ld %ld %ld", &st->size, &st->resident,
 		      &st->shared) == 3 ? 0 : -1;
 }
@@ -120,34 +113,34 @@ static void expect_named_mapping(long r, unsigned long len)
 TEST(procfs_maps_names_private_mapping)
 {
 	unsigned long len = 2 * lp_size(), end;
-	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, len, RW, MAP_PRIVATE);
 	char name[256];
 
 	ASSERT_TRUE(LP_OK(r));
 	expect_named_mapping(r, len);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(maps_entry(getpid(), r, &end, name, sizeof(name)), -1);
 }
 
 TEST(procfs_maps_names_shared_mapping_and_keyed_segment)
 {
 	unsigned long len = lp_size();
-	long s = lp_get(0, len, RW, MAP_SHARED);
-	long k = lp_share(4000, 0, 3 * len, RW, IPC_CREAT | 0600);
+	long s = lpsys_get(0, len, RW, MAP_SHARED);
+	long k = lpsys_share(4000, 0, 3 * len, RW, IPC_CREAT | 0600);
 
 	ASSERT_TRUE(LP_OK(s));
 	ASSERT_TRUE(LP_OK(k));
 	expect_named_mapping(s, len);
 	expect_named_mapping(k, 3 * len);
-	ASSERT_EQ(lp_free(s), 0);
-	ASSERT_EQ(lp_unshare(k), 0);
+	ASSERT_EQ(lpsys_free(s), 0);
+	ASSERT_EQ(lpsys_unshare(k), 0);
 }
 
 TEST(procfs_child_maps_show_shared_not_private)
 {
 	unsigned long len = lp_size(), end;
-	long s = lp_get(0, len, RW, MAP_SHARED);
-	long q = lp_get(0, len, RW, MAP_PRIVATE);
+	long s = lpsys_get(0, len, RW, MAP_SHARED);
+	long q = lpsys_get(0, len, RW, MAP_PRIVATE);
 	char name[256];
 	int st;
 	pid_t pid;
@@ -167,14 +160,14 @@ TEST(procfs_child_maps_show_shared_not_private)
 	EXPECT_EQ(maps_entry(pid, q, &end, name, sizeof(name)), -1);
 	kill(pid, SIGKILL);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
-	ASSERT_EQ(lp_free(s), 0);
-	ASSERT_EQ(lp_free(q), 0);
+	ASSERT_EQ(lpsys_free(s), 0);
+	ASSERT_EQ(lpsys_free(q), 0);
 }
 
 TEST(procfs_smaps_size_rss_and_page_size)
 {
 	unsigned long len = 3 * lp_size();
-	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, len, RW, MAP_PRIVATE);
 	struct smaps sm;
 
 	ASSERT_TRUE(LP_OK(r));
@@ -183,13 +176,13 @@ TEST(procfs_smaps_size_rss_and_page_size)
 	/* Resident from the start, before any touch. */
 	EXPECT_EQ(sm.rss, len / 1024);
 	EXPECT_EQ(sm.kps, lp_size() / 1024);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(procfs_smaps_keyed_segment)
 {
 	unsigned long len = 2 * lp_size();
-	long r = lp_share(4001, 0, len, RW, IPC_CREAT | 0600);
+	long r = lpsys_share(4001, 0, len, RW, IPC_CREAT | 0600);
 	struct smaps sm;
 
 	ASSERT_TRUE(LP_OK(r));
@@ -197,7 +190,7 @@ TEST(procfs_smaps_keyed_segment)
 	EXPECT_EQ(sm.size, len / 1024);
 	EXPECT_EQ(sm.rss, len / 1024);
 	EXPECT_EQ(sm.kps, lp_size() / 1024);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 /*
@@ -243,42 +236,42 @@ static void pss_shared_by_two(long r, unsigned long len)
 TEST(procfs_smaps_pss_divided_among_mappers_shared)
 {
 	unsigned long len = 2 * lp_size();
-	long r = lp_get(0, len, RW, MAP_SHARED);
+	long r = lpsys_get(0, len, RW, MAP_SHARED);
 
 	ASSERT_TRUE(LP_OK(r));
 	pss_shared_by_two(r, len);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(procfs_smaps_pss_divided_among_mappers_keyed)
 {
 	unsigned long len = lp_size();
-	long r = lp_share(4021, 0, len, RW, IPC_CREAT | 0600), r2;
+	long r = lpsys_share(4021, 0, len, RW, IPC_CREAT | 0600), r2;
 	struct smaps a, b;
 
 	ASSERT_TRUE(LP_OK(r));
 	pss_shared_by_two(r, len);
 	/* One process attached twice holds it all, half through each. */
-	r2 = lp_share(4021, 0, len, RW, 0);
+	r2 = lpsys_share(4021, 0, len, RW, 0);
 	ASSERT_TRUE(LP_OK(r2));
 	ASSERT_EQ(smaps_entry(r, &a), 0);
 	ASSERT_EQ(smaps_entry(r2, &b), 0);
 	EXPECT_EQ(a.pss, len / 1024 / 2);
 	EXPECT_EQ(a.pss + b.pss, len / 1024);
-	ASSERT_EQ(lp_unshare(r2), 0);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r2), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 TEST(procfs_smaps_pss_private_mapping_is_whole)
 {
 	unsigned long len = lp_size();
-	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, len, RW, MAP_PRIVATE);
 	struct smaps sm;
 
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ(smaps_entry(r, &sm), 0);
 	EXPECT_EQ(sm.pss, len / 1024);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 /*
@@ -294,16 +287,16 @@ static void statm_roundtrip(int flags, int key)
 	long r;
 
 	/* Warm up the code and stack the measured calls use. */
-	lp_get(0, 0, RW, MAP_PRIVATE);
-	lp_share(-1, 0, 0, RW, 0);
-	lp_free(0);
+	lpsys_get(0, 0, RW, MAP_PRIVATE);
+	lpsys_share(-1, 0, 0, RW, 0);
+	lpsys_free(0);
 	ASSERT_EQ(read_statm(&a), 0);
 	ASSERT_EQ(read_statm(&a), 0);
-	r = key ? lp_share(key, 0, len, RW, IPC_CREAT | 0600) :
-		  lp_get(0, len, RW, flags);
+	r = key ? lpsys_share(key, 0, len, RW, IPC_CREAT | 0600) :
+		  lpsys_get(0, len, RW, flags);
 	ASSERT_EQ(read_statm(&b), 0);
 	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(key ? lp_unshare(r) : lp_free(r), 0);
+	ASSERT_EQ(key ? lpsys_unshare(r) : lpsys_free(r), 0);
 	ASSERT_EQ(read_statm(&c), 0);
 	TH_LOG("resident %ld -> %ld -> %ld, shared %ld -> %ld -> %ld (+%lu expected)",
 	       a.resident, b.resident, c.resident, a.shared, b.shared,
@@ -383,16 +376,16 @@ TEST(procfs_meminfo_free_tracks_get_and_free)
 	long nfree = lp_nfree(), total = lp_total(), a, b;
 
 	ASSERT_GE(nfree, 3);
-	a = lp_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
+	a = lpsys_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(a));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	b = lp_get(0, lp_size(), RW, MAP_SHARED);
+	b = lpsys_get(0, lp_size(), RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(b));
 	EXPECT_EQ(lp_nfree(), nfree - 3);
 	EXPECT_EQ(lp_total(), total);
-	ASSERT_EQ(lp_free(a), 0);
+	ASSERT_EQ(lpsys_free(a), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	ASSERT_EQ(lp_free(b), 0);
+	ASSERT_EQ(lpsys_free(b), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_EQ(lp_total(), total);
 }
@@ -420,23 +413,23 @@ static int all_resident(long r, unsigned long len)
 TEST(procfs_mincore_reports_resident)
 {
 	unsigned long len = 2 * lp_size();
-	long q = lp_get(0, len, RW, MAP_PRIVATE);
-	long s = lp_get(0, len, PROT_READ, MAP_SHARED);
+	long q = lpsys_get(0, len, RW, MAP_PRIVATE);
+	long s = lpsys_get(0, len, PROT_READ, MAP_SHARED);
 
 	ASSERT_TRUE(LP_OK(q));
 	ASSERT_TRUE(LP_OK(s));
 	/* Never touched: resident all the same. */
 	EXPECT_EQ(all_resident(q, len), 1);
 	EXPECT_EQ(all_resident(s, len), 1);
-	ASSERT_EQ(lp_free(q), 0);
-	ASSERT_EQ(lp_free(s), 0);
+	ASSERT_EQ(lpsys_free(q), 0);
+	ASSERT_EQ(lpsys_free(s), 0);
 }
 
 TEST(procfs_msync_returns_zero)
 {
 	unsigned long len = 2 * lp_size();
-	long r = lp_get(0, len, RW, MAP_SHARED);
-	long k = lp_share(4003, 0, len, RW, IPC_CREAT | 0600);
+	long r = lpsys_get(0, len, RW, MAP_SHARED);
+	long k = lpsys_share(4003, 0, len, RW, IPC_CREAT | 0600);
 
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_TRUE(LP_OK(k));
@@ -447,15 +440,15 @@ TEST(procfs_msync_returns_zero)
 	EXPECT_EQ(msync(LP_PTR(k), len, MS_SYNC), 0);
 	EXPECT_EQ(msync(LP_PTR(k), len, MS_ASYNC), 0);
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 4003));
-	ASSERT_EQ(lp_free(r), 0);
-	ASSERT_EQ(lp_unshare(k), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
+	ASSERT_EQ(lpsys_unshare(k), 0);
 }
 
 TEST(procfs_mlock_accepted)
 {
 	unsigned long len = 2 * lp_size();
 	long nfree = lp_nfree();
-	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, len, RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 4004);
@@ -463,7 +456,7 @@ TEST(procfs_mlock_accepted)
 	EXPECT_EQ(mlock(LP_PTR(r) + 4096, 4096), 0);
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 4004));
 	/* Locked or not, free gives every page back. */
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -535,25 +528,25 @@ static long faults_touching(long r, unsigned long len)
 TEST(procfs_first_touch_no_fault_shared_mapping)
 {
 	unsigned long len = 2 * lp_size();
-	long r = lp_get(0, len, RW, MAP_SHARED), n;
+	long r = lpsys_get(0, len, RW, MAP_SHARED), n;
 
 	ASSERT_TRUE(LP_OK(r));
 	n = faults_touching(r, len);
 	TH_LOG("%lu pages touched, %ld minor faults", len / 4096, n);
 	EXPECT_LE(n, 3);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(procfs_first_touch_no_fault_keyed_segment)
 {
 	unsigned long len = 2 * lp_size();
-	long r = lp_share(4006, 0, len, RW, IPC_CREAT | 0600), n;
+	long r = lpsys_share(4006, 0, len, RW, IPC_CREAT | 0600), n;
 
 	ASSERT_TRUE(LP_OK(r));
 	n = faults_touching(r, len);
 	TH_LOG("%lu pages touched, %ld minor faults", len / 4096, n);
 	EXPECT_LE(n, 3);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 TEST(procfs_pagemap_and_clear_refs_leave_mapping_intact)
@@ -564,7 +557,7 @@ TEST(procfs_pagemap_and_clear_refs_leave_mapping_intact)
 	struct smaps sm;
 	int fd;
 
-	r = lp_get(0, len, RW, MAP_SHARED);
+	r = lpsys_get(0, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_LE(len / 4096, sizeof(pm) / sizeof(pm[0]));
 	lp_fill(LP_PTR(r), len, 4007);
@@ -583,7 +576,7 @@ TEST(procfs_pagemap_and_clear_refs_leave_mapping_intact)
 	ASSERT_EQ(smaps_entry(r, &sm), 0);
 	EXPECT_EQ(sm.rss, len / 1024);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -638,7 +631,7 @@ static void pagemap_present(long r, unsigned long len, int shared)
 TEST(procfs_pagemap_reports_private_pages_present)
 {
 	unsigned long len = 2 * lp_size();
-	long r = lp_get(0, len, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, len, RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(LP_OK(r));
 	/* Present before any touch too: mapped whole when made. */
@@ -646,22 +639,22 @@ TEST(procfs_pagemap_reports_private_pages_present)
 	lp_fill(LP_PTR(r), len, 4031);
 	pagemap_present(r, len, 0);
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 4031));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(procfs_pagemap_reports_shared_and_keyed_pages_present)
 {
 	unsigned long len = 2 * lp_size();
-	long r = lp_get(0, len, RW, MAP_SHARED);
-	long k = lp_share(4033, 0, len, RW, IPC_CREAT | 0600);
+	long r = lpsys_get(0, len, RW, MAP_SHARED);
+	long k = lpsys_share(4033, 0, len, RW, IPC_CREAT | 0600);
 
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_TRUE(LP_OK(k));
 	lp_fill(LP_PTR(r), len, 4033);
 	pagemap_present(r, len, 1);
 	pagemap_present(k, len, 1);
-	ASSERT_EQ(lp_free(r), 0);
-	ASSERT_EQ(lp_unshare(k), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
+	ASSERT_EQ(lpsys_unshare(k), 0);
 }
 
 /*
@@ -673,7 +666,7 @@ TEST(procfs_pagemap_read_from_inside_a_page)
 	unsigned long lp = lp_size(), per = lp / 4096, i;
 	unsigned long at[] = { 1, 7, per / 2 + 3, per - 1, per, per + 5 };
 	uint64_t first, e;
-	long r = lp_get(0, 2 * lp, RW, MAP_PRIVATE);
+	long r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
 
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ(read_pagemap(r, 4096, &first), 0);
@@ -693,7 +686,7 @@ TEST(procfs_pagemap_read_from_inside_a_page)
 			       (unsigned long long)want);
 		EXPECT_EQ(PM_PFN(e), want);
 	}
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 /* Without CAP_SYS_ADMIN: present, frame numbers hidden (zero). */
@@ -707,7 +700,7 @@ TEST(procfs_pagemap_hides_frames_from_unprivileged)
 	become_nobody();
 	/* Back to dumpable, so that /proc/self is ours to read. */
 	ASSERT_EQ(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), 0);
-	r = lp_get(0, len, RW, MAP_PRIVATE);
+	r = lpsys_get(0, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ(read_pagemap(r, len, pm), 0);
 	for (i = 0; i < len / 4096; i++)
@@ -715,7 +708,7 @@ TEST(procfs_pagemap_hides_frames_from_unprivileged)
 	if (bad)
 		TH_LOG("entry 0: %#llx", (unsigned long long)pm[0]);
 	EXPECT_EQ(bad, 0);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 /* A row of /proc/largepage_segments. */
@@ -781,7 +774,7 @@ TEST(procfs_segments_list_key_size_mode_ids_and_attaches)
 	struct lp_peer peer;
 	long r, r2;
 
-	r = lp_share(4008, 0, len, RW, IPC_CREAT | 0640);
+	r = lpsys_share(4008, 0, len, RW, IPC_CREAT | 0640);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ(seg_row(4008, &row), 1);
 	EXPECT_EQ(row.size, len);
@@ -793,7 +786,7 @@ TEST(procfs_segments_list_key_size_mode_ids_and_attaches)
 	EXPECT_EQ(row.nattch, 1);
 
 	/* A second attach in this process, then a fork: one more each. */
-	r2 = lp_share(4008, 0, len, PROT_READ, 0);
+	r2 = lpsys_share(4008, 0, len, PROT_READ, 0);
 	ASSERT_TRUE(LP_OK(r2));
 	EXPECT_EQ(seg_nattch_settle(4008, 2), 2);
 	ASSERT_GE(lp_peer_fork(&peer), 0);
@@ -807,9 +800,9 @@ TEST(procfs_segments_list_key_size_mode_ids_and_attaches)
 	lp_peer_send(&peer, 0);
 	EXPECT_EQ(lp_peer_wait(&peer), 0);
 	EXPECT_EQ(seg_nattch_settle(4008, 2), 2);
-	ASSERT_EQ(lp_unshare(r2), 0);
+	ASSERT_EQ(lpsys_unshare(r2), 0);
 	EXPECT_EQ(seg_nattch_settle(4008, 1), 1);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(seg_row(4008, &row), 0);
 }
 
@@ -827,7 +820,7 @@ TEST(procfs_segments_show_owner_and_creator_of_other_user)
 		if (setresgid(65534, 65534, 65534) ||
 		    setresuid(65534, 65534, 65534))
 			_exit(2);
-		r = lp_share(4009, 0, len, RW, IPC_CREAT | 0604);
+		r = lpsys_share(4009, 0, len, RW, IPC_CREAT | 0604);
 		lp_peer_send(&peer, LP_OK(r));
 		lp_peer_recv(&peer);
 		_exit(0);

@@ -16,14 +16,6 @@
 #define KEY0 7000
 #define NKEYS 3
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static unsigned int rnd(unsigned int *s)
 {
 	*s = *s * 1103515245u + 12345u;
@@ -62,7 +54,7 @@ static int op_keyed(int id, unsigned int *seed, uint32_t magic,
 	uint32_t v;
 	long r;
 
-	r = lp_share(key, 0, lp_size(), RW, creat ? IPC_CREAT | 0600 : 0);
+	r = lpsys_share(key, 0, lp_size(), RW, creat ? IPC_CREAT | 0600 : 0);
 	if (!LP_OK(r)) {
 		if (errno == ENOMEM) {
 			s->enomem++;
@@ -96,7 +88,7 @@ static int op_keyed(int id, unsigned int *seed, uint32_t magic,
 		errno = 0;
 		WFAIL(id, "key %d: my slot changed under me", key);
 	}
-	if (lp_unshare(r))
+	if (lpsys_unshare(r))
 		WFAIL(id, "unshare_large_pages(key %d)", key);
 	return 0;
 }
@@ -110,7 +102,7 @@ static int op_get(int id, unsigned int *seed, uint32_t magic, struct stats *s,
 	char *p;
 	long r;
 
-	r = lp_get(0, len, RW, flags);
+	r = lpsys_get(0, len, RW, flags);
 	if (!LP_OK(r)) {
 		if (errno == ENOMEM) {
 			s->enomem++;
@@ -133,7 +125,7 @@ static int op_get(int id, unsigned int *seed, uint32_t magic, struct stats *s,
 			errno = 0;
 			WFAIL(id, "page changed under me at +%#lx", off);
 		}
-	if (lp_free(r))
+	if (lpsys_free(r))
 		WFAIL(id, "free_large_pages");
 	return 0;
 }
@@ -146,7 +138,7 @@ static int op_fork(int id, uint32_t magic, struct stats *s)
 	pid_t pid;
 	long r;
 
-	r = lp_get(0, lp_size(), RW, MAP_SHARED);
+	r = lpsys_get(0, lp_size(), RW, MAP_SHARED);
 	if (!LP_OK(r)) {
 		if (errno == ENOMEM) {
 			s->enomem++;
@@ -174,7 +166,7 @@ static int op_fork(int id, uint32_t magic, struct stats *s)
 		WFAIL(id, "child's write not seen");
 	}
 	s->forked++;
-	if (lp_free(r))
+	if (lpsys_free(r))
 		WFAIL(id, "free_large_pages(MAP_SHARED)");
 	return 0;
 }
@@ -221,7 +213,7 @@ static int resizer(long total, double deadline)
 
 	while (now() < deadline) {
 		t = lp_total();
-		ret = lp_resize(1);
+		ret = sysctl_resize(1);
 		if (ret) {
 			errno = -ret;
 			WFAIL(-1, "grow by 1");
@@ -232,7 +224,7 @@ static int resizer(long total, double deadline)
 			WFAIL(-1, "grow by 1: %ld -> %ld", t, t2);
 		}
 		usleep(rnd(&seed) % 2000);
-		ret = lp_resize(-(t2 - total));
+		ret = sysctl_resize(-(t2 - total));
 		if (ret) {
 			errno = -ret;
 			WFAIL(-1, "shrink by %ld", t2 - total);
@@ -246,7 +238,7 @@ static int resizer(long total, double deadline)
 	}
 	/* The others stop now too and give their pages back. */
 	for (deadline = now() + 10; lp_total() != total && now() < deadline;) {
-		lp_resize(total - lp_total());
+		sysctl_resize(total - lp_total());
 		usleep(10000);
 	}
 	printf("# resizer: %d rounds, pool %ld (was %ld)\n", rounds,
@@ -280,7 +272,7 @@ TEST(races_mixed_workers_conserve_the_pool)
 		EXPECT_TRUE(CHILD_EXITED(st, 0));
 	}
 	for (i = 0; i < NKEYS; i++)
-		EXPECT_ERRNO(lp_share(KEY0 + i, 0, lp_size(), PROT_READ, 0),
+		EXPECT_ERRNO(lpsys_share(KEY0 + i, 0, lp_size(), PROT_READ, 0),
 			     ENOENT);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(read_long(NUMLARGEPAGES), total);
@@ -376,15 +368,15 @@ static int excl_proc(struct board *b, int id)
 		mine = 0;
 		if (barrier(b))
 			return 2;
-		r = lp_share(EXCL_KEY, 0, lp_size(), RW,
-			     IPC_CREAT | IPC_EXCL | 0600);
+		r = lpsys_share(EXCL_KEY, 0, lp_size(), RW,
+				IPC_CREAT | IPC_EXCL | 0600);
 		if (LP_OK(r)) {
 			mine = r;
 			((volatile uint32_t *)LP_PTR(r))[0] = mark;
 			__atomic_add_fetch(&b->winners[round], 1,
 					   __ATOMIC_SEQ_CST);
 		} else if (errno == EEXIST) {
-			r = lp_share(EXCL_KEY, 0, lp_size(), RW, 0);
+			r = lpsys_share(EXCL_KEY, 0, lp_size(), RW, 0);
 			if (!LP_OK(r))
 				WFAIL(id, "round %d: attach after EEXIST", round);
 			seg = (volatile uint32_t *)LP_PTR(r);
@@ -395,14 +387,14 @@ static int excl_proc(struct board *b, int id)
 				WFAIL(id, "round %d: attached %#x, not the winner's segment",
 				      round, seg[0]);
 			}
-			if (lp_unshare(r))
+			if (lpsys_unshare(r))
 				WFAIL(id, "round %d: unshare", round);
 		} else {
 			WFAIL(id, "round %d: create", round);
 		}
 		if (barrier(b))
 			return 2;
-		if (mine && lp_unshare(mine))
+		if (mine && lpsys_unshare(mine))
 			WFAIL(id, "round %d: winner's unshare", round);
 		maybe_stop(b, id, round, end);
 		if (barrier(b))
@@ -428,7 +420,7 @@ TEST(races_create_excl_has_exactly_one_winner)
 		if (b->winners[i] != 1 && !bad++)
 			TH_LOG("round %d had %d winners", i, b->winners[i]);
 	EXPECT_EQ(bad, 0);
-	EXPECT_ERRNO(lp_share(EXCL_KEY, 0, lp_size(), PROT_READ, 0), ENOENT);
+	EXPECT_ERRNO(lpsys_share(EXCL_KEY, 0, lp_size(), PROT_READ, 0), ENOENT);
 }
 
 #define CREAT_KEY 7200
@@ -447,7 +439,7 @@ static int creat_proc(struct board *b, int id)
 	for (round = 0; ; round++) {
 		if (barrier(b))
 			return 2;
-		r = lp_share(CREAT_KEY, 0, lp_size(), RW, IPC_CREAT | 0600);
+		r = lpsys_share(CREAT_KEY, 0, lp_size(), RW, IPC_CREAT | 0600);
 		if (!LP_OK(r))
 			WFAIL(id, "round %d: IPC_CREAT", round);
 		seg = (volatile uint32_t *)LP_PTR(r);
@@ -467,7 +459,7 @@ static int creat_proc(struct board *b, int id)
 			}
 		if (barrier(b))
 			return 2;
-		if (lp_unshare(r))
+		if (lpsys_unshare(r))
 			WFAIL(id, "round %d: unshare", round);
 		maybe_stop(b, id, round, end);
 		if (barrier(b))
@@ -490,7 +482,7 @@ TEST(races_concurrent_creat_maps_one_segment)
 	TH_LOG("%d rounds", b->rounds);
 	ASSERT_GE(b->rounds, 1);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_ERRNO(lp_share(CREAT_KEY, 0, lp_size(), PROT_READ, 0), ENOENT);
+	EXPECT_ERRNO(lpsys_share(CREAT_KEY, 0, lp_size(), PROT_READ, 0), ENOENT);
 }
 
 #define SERIAL_KEY 7300
@@ -520,8 +512,8 @@ static int serial_caller(struct serial_board *b, int id, int round,
 	__atomic_add_fetch(&b->ready, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&b->go, __ATOMIC_SEQ_CST))
 		;
-	r = lp_share(SERIAL_KEY, 0, len, RW,
-		     IPC_CREAT | (excl ? IPC_EXCL : 0) | 0600);
+	r = lpsys_share(SERIAL_KEY, 0, len, RW,
+			IPC_CREAT | (excl ? IPC_EXCL : 0) | 0600);
 	b->err[id] = LP_OK(r) ? 0 : errno;
 	seg = (volatile uint32_t *)LP_PTR(r);
 	if (LP_OK(r))
@@ -540,7 +532,7 @@ static int serial_caller(struct serial_board *b, int id, int round,
 			WFAIL(id, "round %d: caller %d's mark missing (%#x): two segments for one key",
 			      round, j, seg[1024 * (j + 1)]);
 		}
-	if (lp_unshare(r))
+	if (lpsys_unshare(r))
 		WFAIL(id, "round %d: unshare", round);
 	return 0;
 }
@@ -653,9 +645,9 @@ TEST(races_creators_of_one_key_end_as_if_serialised)
 	ASSERT_EQ(lp_nfree(), total);
 	/* A small pool: the rounds are quick, the room as scarce. */
 	if (total > SERIAL_POOL)
-		ASSERT_EQ(lp_resize(SERIAL_POOL - total), 0);
+		ASSERT_EQ(sysctl_resize(SERIAL_POOL - total), 0);
 	st = run_child(serial_rounds, NULL);
-	ASSERT_EQ(lp_resize(total - lp_total()), 0);
+	ASSERT_EQ(sysctl_resize(total - lp_total()), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 }
@@ -699,17 +691,17 @@ static void shoot_victim(int key, struct lp_peer *p)
 	long r;
 
 	pin_to_cpu(0);
-	r = key ? lp_share(key, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600) :
-		  lp_get(0, lp, RW, MAP_PRIVATE);
+	r = key ? lpsys_share(key, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600) :
+		  lpsys_get(0, lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	shoot_page = (uint32_t *)LP_PTR(r);
 	ASSERT_EQ(pthread_create(&t, NULL, shoot_writer, NULL), 0);
 	usleep(100000);		/* the writer's TLB holds the entry */
 	lp_peer_send(p, 0);
 	if (key)
-		lp_unshare(r);
+		lpsys_unshare(r);
 	else
-		lp_free(r);
+		lpsys_free(r);
 	/* Only a write through a stale TLB entry lets us live on. */
 	for (;;)
 		pause();
@@ -735,7 +727,7 @@ static void tlb_shootdown(int key)
 	lp_peer_recv(&p);
 	/* The page is back in the pool once its last reference is gone. */
 	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
-	r = lp_get(0, lp, RW, MAP_PRIVATE);
+	r = lpsys_get(0, lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	w = (uint32_t *)LP_PTR(r);
 	for (end = now() + 0.3; now() < end;) {
@@ -751,7 +743,7 @@ static void tlb_shootdown(int key)
 	if (!CHILD_SIGNALED(st, SIGSEGV))
 		TH_LOG("victim status %#x, expected death by SIGSEGV", st);
 	EXPECT_TRUE(CHILD_SIGNALED(st, SIGSEGV));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(races_free_flushes_other_cpus_tlb)

@@ -10,24 +10,9 @@
 #define RW (PROT_READ | PROT_WRITE)
 #define NB (4 * 4096UL)		/* size of a normal neighbour mapping */
 
-/*
- * Still intact: the pattern is there and every page is still writable
- * (a write that faults kills the test, which fails it).
- */
-static int intact(long r, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-
-	if (!lp_check(LP_PTR(r), len, seed))
-		return 0;
-	for (off = 0; off < len; off += 4096)
-		*(volatile uint32_t *)(LP_PTR(r) + off) ^= 0;
-	return 1;
-}
-
 static long map_filled(unsigned long len, int flags, uint32_t seed)
 {
-	long r = lp_get(0, len, RW, flags);
+	long r = lpsys_get(0, len, RW, flags);
 
 	if (LP_OK(r))
 		lp_fill(LP_PTR(r), len, seed);
@@ -57,7 +42,7 @@ static void map_hood(struct hood *h, unsigned long len, uint32_t seed)
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	ASSERT_TRUE(h->below == (char *)(a - NB));
 	ASSERT_TRUE(h->above == (char *)(a + len));
-	h->r = lp_get(a, len, RW, MAP_SHARED);
+	h->r = lpsys_get(a, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(h->r));
 	ASSERT_EQ((unsigned long)h->r, a);
 	lp_fill(LP_PTR(h->r), len, seed);
@@ -68,12 +53,12 @@ static void map_hood(struct hood *h, unsigned long len, uint32_t seed)
 static int hood_intact(struct hood *h, uint32_t seed)
 {
 	return lp_check(h->below, NB, ~seed) &&
-	       lp_check(h->above, NB, seed + 1) && intact(h->r, h->len, seed);
+	       lp_check(h->above, NB, seed + 1) && lp_intact(h->r, h->len, seed);
 }
 
 static void unmap_hood(struct hood *h)
 {
-	ASSERT_EQ(lp_free(h->r), 0);
+	ASSERT_EQ(lpsys_free(h->r), 0);
 	munmap(h->below, NB);
 	munmap(h->above, NB);
 }
@@ -87,17 +72,10 @@ static int self_mm_map(struct prctl_mm_map *m)
 	static char buf[2048];
 	unsigned long long v[52] = { 0 };
 	char *p;
-	int fd, i;
-	ssize_t n;
+	int i;
 
-	fd = open("/proc/self/stat", O_RDONLY);
-	if (fd < 0)
+	if (read_text("/proc/self/stat", buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	/* Field 3 (the state) starts after the command's parenthesis. */
 	p = strrchr(buf, ')');
 	if (!p)
@@ -126,16 +104,7 @@ static int self_mm_map(struct prctl_mm_map *m)
 /* How many /proc/self/maps lines are large-page mappings. */
 static int named_largepage_lines(void)
 {
-	char line[512];
-	int n = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "[largepage]") != NULL;
-	fclose(f);
-	return n;
+	return file_lines("/proc/self/maps", "[largepage]");
 }
 
 /*
@@ -165,8 +134,8 @@ TEST(refuse_brk_shrinking_over_mapping)
 	EXPECT_EQ(named_largepage_lines(), 1);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	ASSERT_EQ(named_largepage_lines(), 1);
-	EXPECT_TRUE(intact(r, len, 4041));
-	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_TRUE(lp_intact(r, len, 4041));
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -177,9 +146,9 @@ TEST(refuse_munmap_whole_mapping)
 
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_ERRNO(munmap(LP_PTR(r), len), EINVAL);
-	EXPECT_TRUE(intact(r, len, 6000));
+	EXPECT_TRUE(lp_intact(r, len, 6000));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -193,8 +162,8 @@ TEST(refuse_munmap_part_of_mapping)
 	EXPECT_ERRNO(munmap(LP_PTR(r), lp), EINVAL);
 	EXPECT_ERRNO(munmap(LP_PTR(r) + lp, lp), EINVAL);
 	EXPECT_ERRNO(munmap(LP_PTR(r) + len - 4096, 4096), EINVAL);
-	EXPECT_TRUE(intact(r, len, 6001));
-	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_TRUE(lp_intact(r, len, 6001));
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_munmap_from_normal_mapping_into_it)
@@ -224,15 +193,15 @@ TEST(refuse_munmap_keyed_segment)
 	unsigned long len = 2 * lp_size();
 	long nfree = lp_nfree(), r;
 
-	r = lp_share(6000, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(6000, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 6004);
 	EXPECT_ERRNO(munmap(LP_PTR(r), len), EINVAL);
 	EXPECT_ERRNO(munmap(LP_PTR(r) + lp_size(), 4096), EINVAL);
 	EXPECT_ERRNO(mprotect(LP_PTR(r), len, PROT_READ), EINVAL);
-	EXPECT_TRUE(intact(r, len, 6004));
+	EXPECT_TRUE(lp_intact(r, len, 6004));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -247,8 +216,8 @@ TEST(refuse_mprotect_whole_mapping)
 	EXPECT_ERRNO(mprotect(LP_PTR(r), len, RW | PROT_EXEC), EINVAL);
 	/* Even a no-op change over it is refused. */
 	EXPECT_ERRNO(mprotect(LP_PTR(r), len, RW), EINVAL);
-	EXPECT_TRUE(intact(r, len, 6005));
-	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_TRUE(lp_intact(r, len, 6005));
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mprotect_part_of_mapping)
@@ -260,9 +229,9 @@ TEST(refuse_mprotect_part_of_mapping)
 	EXPECT_ERRNO(mprotect(LP_PTR(r) + 4096, 4096, PROT_READ), EINVAL);
 	EXPECT_ERRNO(mprotect(LP_PTR(r) + lp, lp, PROT_NONE), EINVAL);
 	EXPECT_ERRNO(mprotect(LP_PTR(r), lp, PROT_READ), EINVAL);
-	EXPECT_TRUE(intact(r, len, 6006));
+	EXPECT_TRUE(lp_intact(r, len, 6006));
 	EXPECT_TRUE(!touch_faults(LP_PTR(r) + lp + 4096, 1));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mprotect_from_normal_mapping_into_it)
@@ -273,7 +242,7 @@ TEST(refuse_mprotect_from_normal_mapping_into_it)
 	EXPECT_ERRNO(mprotect(h.below, NB + 4096, PROT_READ), EINVAL);
 	EXPECT_ERRNO(mprotect(h.below, NB + h.len + NB, PROT_READ), EINVAL);
 	/* The neighbours may or may not have changed; the mapping did not. */
-	EXPECT_TRUE(intact(h.r, h.len, 6007));
+	EXPECT_TRUE(lp_intact(h.r, h.len, 6007));
 	mprotect(h.below, NB, RW);
 	mprotect(h.above, NB, RW);
 	unmap_hood(&h);
@@ -291,8 +260,8 @@ TEST(refuse_mremap_shrink)
 	errno = 0;
 	EXPECT_TRUE(mremap(LP_PTR(r), len, 4096, MREMAP_MAYMOVE) == MAP_FAILED);
 	EXPECT_EQ(errno, EINVAL);
-	EXPECT_TRUE(intact(r, len, 6008));
-	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_TRUE(lp_intact(r, len, 6008));
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mremap_grow)
@@ -312,8 +281,8 @@ TEST(refuse_mremap_grow)
 	EXPECT_TRUE(mremap(LP_PTR(r), len, len + 4096, MREMAP_MAYMOVE) ==
 		    MAP_FAILED);
 	EXPECT_EQ(errno, EINVAL);
-	EXPECT_TRUE(intact(r, len, 6009));
-	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_TRUE(lp_intact(r, len, 6009));
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mremap_move)
@@ -339,10 +308,10 @@ TEST(refuse_mremap_move)
 			   MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL) ==
 		    MAP_FAILED);
 	EXPECT_EQ(errno, EINVAL);
-	EXPECT_TRUE(intact(r, len, 6010));
+	EXPECT_TRUE(lp_intact(r, len, 6010));
 	/* Nothing was left at the target either. */
 	EXPECT_TRUE(touch_faults((char *)to, 0));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mremap_normal_mapping_onto_it)
@@ -359,10 +328,10 @@ TEST(refuse_mremap_normal_mapping_onto_it)
 	EXPECT_TRUE(mremap(n, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED,
 			   LP_PTR(r) + 8192) == MAP_FAILED);
 	EXPECT_EQ(errno, EINVAL);
-	EXPECT_TRUE(intact(r, len, 6011));
+	EXPECT_TRUE(lp_intact(r, len, 6011));
 	EXPECT_EQ(n[0], 0x11);
 	munmap(n, 4096);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 static void madvise_refused(int advice, int flags, uint32_t seed)
@@ -373,9 +342,9 @@ static void madvise_refused(int advice, int flags, uint32_t seed)
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_ERRNO(madvise(LP_PTR(r), len, advice), EINVAL);
 	EXPECT_ERRNO(madvise(LP_PTR(r) + lp, 4096, advice), EINVAL);
-	EXPECT_TRUE(intact(r, len, seed));
+	EXPECT_TRUE(lp_intact(r, len, seed));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_madvise_dontneed)
@@ -404,8 +373,8 @@ TEST(refuse_madvise_dofork_private_stays_uninherited)
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_ERRNO(madvise(LP_PTR(r), len, MADV_DOFORK), EINVAL);
 	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
-	EXPECT_TRUE(intact(r, len, 6015));
-	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_TRUE(lp_intact(r, len, 6015));
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_madvise_dontfork_shared_stays_inherited)
@@ -423,8 +392,8 @@ TEST(refuse_madvise_dontfork_shared_stays_inherited)
 	ASSERT_GT(pid, 0);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_TRUE(intact(r, len, 6016));
-	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_TRUE(lp_intact(r, len, 6016));
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 /* Reclaim hints would page out what can never be paged out. */
@@ -487,9 +456,9 @@ TEST(madvise_dontdump_and_dodump_work)
 	EXPECT_EQ(madvise(LP_PTR(r), len, MADV_DONTDUMP), 0);
 	EXPECT_EQ(madvise(LP_PTR(r), len, MADV_DODUMP), 0);
 	EXPECT_EQ(madvise(LP_PTR(r) + 4096, 4096, MADV_DODUMP), 0);
-	EXPECT_TRUE(intact(r, len, 6036));
+	EXPECT_TRUE(lp_intact(r, len, 6036));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 /* mmap(MAP_FIXED) over it: EINVAL (SPEC), and nothing replaced. */
@@ -524,9 +493,9 @@ TEST(refuse_mmap_fixed_over_mapping)
 	ASSERT_GE(zero, 0);
 	EXPECT_TRUE(mmap_refused(LP_PTR(r), 8192, MAP_SHARED, zero));
 	close(zero);
-	EXPECT_TRUE(intact(r, len, 6018));
+	EXPECT_TRUE(lp_intact(r, len, 6018));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -539,7 +508,7 @@ TEST(refuse_mmap_fixed_from_neighbour_over_mapping)
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1));
 	EXPECT_TRUE(mmap_refused(h.below, NB + h.len + NB,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1));
-	EXPECT_TRUE(intact(h.r, h.len, 6019));
+	EXPECT_TRUE(lp_intact(h.r, h.len, 6019));
 	unmap_hood(&h);
 }
 
@@ -554,8 +523,8 @@ TEST(refuse_mmap_fixed_noreplace_over_mapping_eexist)
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
 			 -1, 0) == MAP_FAILED);
 	EXPECT_EQ(errno, EEXIST);
-	EXPECT_TRUE(intact(r, len, 6020));
-	ASSERT_EQ(lp_free(r), 0);
+	EXPECT_TRUE(lp_intact(r, len, 6020));
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_mmap_hint_inside_mapping_goes_elsewhere)
@@ -572,9 +541,9 @@ TEST(refuse_mmap_hint_inside_mapping_goes_elsewhere)
 	q = (unsigned long)p;
 	EXPECT_TRUE(q + 8192 <= s || q >= e);
 	memset(p, 0x33, 8192);
-	EXPECT_TRUE(intact(r, len, 6021));
+	EXPECT_TRUE(lp_intact(r, len, 6021));
 	munmap(p, 8192);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(refuse_normal_mmaps_work_around_mappings)
@@ -600,11 +569,11 @@ TEST(refuse_normal_mmaps_work_around_mappings)
 		memset(p[j], j, 64 * 1024);
 	}
 	for (i = 0; i < 4; i++)
-		EXPECT_TRUE(intact(r[i], len, 6022 + i));
+		EXPECT_TRUE(lp_intact(r[i], len, 6022 + i));
 	for (j = 0; j < 64; j++) {
 		EXPECT_EQ(p[j][64 * 1024 - 1], j);
 		munmap(p[j], 64 * 1024);
 	}
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(lp_free(r[i]), 0);
+		ASSERT_EQ(lpsys_free(r[i]), 0);
 }

@@ -35,7 +35,7 @@ static void holder_start(struct lp_peer *p, int key, unsigned long len,
 			lp_set_memlock(len);
 			become(uid, -1);
 		}
-		r = lp_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | mode);
+		r = lpsys_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | mode);
 		if (!LP_OK(r)) {
 			lp_peer_send(p, -errno);
 			_exit(1);
@@ -43,7 +43,7 @@ static void holder_start(struct lp_peer *p, int key, unsigned long len,
 		lp_fill(LP_PTR(r), len, key);
 		lp_peer_send(p, 0);
 		lp_peer_recv(p);
-		_exit(lp_unshare(r) ? 2 : 0);
+		_exit(lpsys_unshare(r) ? 2 : 0);
 	}
 	ASSERT_GT(p->pid, 0);
 	r = lp_peer_recv(p);
@@ -75,16 +75,16 @@ static void attach_as(void *arg)
 
 	become(pr->uid, pr->gid);
 	if (pr->err) {
-		ASSERT_ERRNO(lp_share(pr->key, 0, pr->len, pr->prot, 0), pr->err);
+		ASSERT_ERRNO(lpsys_share(pr->key, 0, pr->len, pr->prot, 0), pr->err);
 		_exit(0);
 	}
-	r = lp_share(pr->key, 0, pr->len, pr->prot, 0);
+	r = lpsys_share(pr->key, 0, pr->len, pr->prot, 0);
 	ASSERT_TRUE(LP_OK(r));
 	if (pr->prot & PROT_READ)
 		ASSERT_TRUE(lp_check(LP_PTR(r), pr->len, pr->key));
 	if (pr->prot & PROT_WRITE)
 		*(volatile uint32_t *)(LP_PTR(r) + 8) = 0xfeed0000 | pr->uid;
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	_exit(0);
 }
 
@@ -102,14 +102,14 @@ TEST(share_create_returns_aligned_zeroed_segment)
 	long nfree = lp_nfree();
 	long r;
 
-	r = lp_share(1000, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(1000, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ((unsigned long)r % lp_size(), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	EXPECT_TRUE(lp_zeroed(LP_PTR(r), len));
 	lp_fill(LP_PTR(r), len, 1000);
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1000));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -124,18 +124,18 @@ TEST(share_attach_from_other_process_sees_data_both_ways)
 	/* Fork first: the child attaches by key, not by inheritance. */
 	if (lp_peer_fork(&p) == 0) {
 		lp_peer_recv(&p);
-		r = lp_share(1001, 0, len, RW, 0);
+		r = lpsys_share(1001, 0, len, RW, 0);
 		ASSERT_TRUE(LP_OK(r));
 		ASSERT_TRUE(lp_check(LP_PTR(r), len, 0x1001));
 		lp_fill(LP_PTR(r), len, 0x2002);
 		lp_peer_send(&p, lp_nfree());
 		lp_peer_recv(&p);
 		ASSERT_TRUE(lp_check(LP_PTR(r), len, 0x3003));
-		ASSERT_EQ(lp_unshare(r), 0);
+		ASSERT_EQ(lpsys_unshare(r), 0);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
-	r = lp_share(1001, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(1001, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 0x1001);
 	lp_peer_send(&p, 0);
@@ -147,7 +147,7 @@ TEST(share_attach_from_other_process_sees_data_both_ways)
 	status = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(status, 0));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -159,11 +159,11 @@ TEST(share_creat_on_existing_key_attaches_it)
 
 	holder_start(&p, 1002, len, 0600, -1, -1);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	r = lp_share(1002, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(1002, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1002));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	holder_stop(&p);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
@@ -175,9 +175,9 @@ TEST(share_creat_excl_on_existing_key_eexist)
 	long nfree = lp_nfree();
 
 	holder_start(&p, 1003, len, 0600, -1, -1);
-	EXPECT_ERRNO(lp_share(1003, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600),
+	EXPECT_ERRNO(lpsys_share(1003, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600),
 		     EEXIST);
-	EXPECT_ERRNO(lp_share(1003, 0, len, PROT_READ, IPC_CREAT | IPC_EXCL),
+	EXPECT_ERRNO(lpsys_share(1003, 0, len, PROT_READ, IPC_CREAT | IPC_EXCL),
 		     EEXIST);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	holder_stop(&p);
@@ -188,9 +188,9 @@ TEST(share_absent_key_without_creat_enoent)
 {
 	long nfree = lp_nfree();
 
-	EXPECT_ERRNO(lp_share(1004, 0, lp_size(), RW, 0), ENOENT);
-	EXPECT_ERRNO(lp_share(1004, 0, lp_size(), PROT_READ, 0644), ENOENT);
-	EXPECT_ERRNO(lp_share(1004, 0, lp_size(), PROT_READ, IPC_EXCL), ENOENT);
+	EXPECT_ERRNO(lpsys_share(1004, 0, lp_size(), RW, 0), ENOENT);
+	EXPECT_ERRNO(lpsys_share(1004, 0, lp_size(), PROT_READ, 0644), ENOENT);
+	EXPECT_ERRNO(lpsys_share(1004, 0, lp_size(), PROT_READ, IPC_EXCL), ENOENT);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -198,11 +198,11 @@ TEST(share_key_zero_or_negative_einval)
 {
 	long nfree = lp_nfree();
 
-	EXPECT_ERRNO(lp_share(0, 0, lp_size(), RW, IPC_CREAT | 0600), EINVAL);
-	EXPECT_ERRNO(lp_share(-1, 0, lp_size(), RW, IPC_CREAT | 0600), EINVAL);
-	EXPECT_ERRNO(lp_share(-1005, 0, lp_size(), RW, IPC_CREAT), EINVAL);
-	EXPECT_ERRNO(lp_share(INT32_MIN, 0, lp_size(), RW, IPC_CREAT), EINVAL);
-	EXPECT_ERRNO(lp_share(0, 0, lp_size(), RW, 0), EINVAL);
+	EXPECT_ERRNO(lpsys_share(0, 0, lp_size(), RW, IPC_CREAT | 0600), EINVAL);
+	EXPECT_ERRNO(lpsys_share(-1, 0, lp_size(), RW, IPC_CREAT | 0600), EINVAL);
+	EXPECT_ERRNO(lpsys_share(-1005, 0, lp_size(), RW, IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lpsys_share(INT32_MIN, 0, lp_size(), RW, IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lpsys_share(0, 0, lp_size(), RW, 0), EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -213,11 +213,11 @@ TEST(share_attach_len_mismatch_einval)
 	long nfree = lp_nfree();
 
 	holder_start(&p, 1006, len, 0600, -1, -1);
-	EXPECT_ERRNO(lp_share(1006, 0, lp_size(), RW, 0), EINVAL);
-	EXPECT_ERRNO(lp_share(1006, 0, 3 * lp_size(), RW, 0), EINVAL);
-	EXPECT_ERRNO(lp_share(1006, 0, lp_size(), RW, IPC_CREAT | 0600),
+	EXPECT_ERRNO(lpsys_share(1006, 0, lp_size(), RW, 0), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1006, 0, 3 * lp_size(), RW, 0), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1006, 0, lp_size(), RW, IPC_CREAT | 0600),
 		     EINVAL);
-	EXPECT_ERRNO(lp_share(1006, 0, len + 4096, RW, 0), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1006, 0, len + 4096, RW, 0), EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	holder_stop(&p);
 	EXPECT_EQ(lp_nfree(), nfree);
@@ -227,10 +227,10 @@ TEST(share_len_zero_or_unaligned_einval)
 {
 	long nfree = lp_nfree();
 
-	EXPECT_ERRNO(lp_share(1007, 0, 0, RW, IPC_CREAT | 0600), EINVAL);
-	EXPECT_ERRNO(lp_share(1007, 0, 4096, RW, IPC_CREAT | 0600), EINVAL);
-	EXPECT_ERRNO(lp_share(1007, 0, lp_size() / 2, RW, IPC_CREAT), EINVAL);
-	EXPECT_ERRNO(lp_share(1007, 0, lp_size() + 4096, RW, IPC_CREAT),
+	EXPECT_ERRNO(lpsys_share(1007, 0, 0, RW, IPC_CREAT | 0600), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1007, 0, 4096, RW, IPC_CREAT | 0600), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1007, 0, lp_size() / 2, RW, IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1007, 0, lp_size() + 4096, RW, IPC_CREAT),
 		     EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(lp_key_absent(1007, lp_size()));
@@ -240,10 +240,10 @@ TEST(share_bad_prot_einval)
 {
 	long nfree = lp_nfree();
 
-	EXPECT_ERRNO(lp_share(1008, 0, lp_size(), RW | 0x8, IPC_CREAT), EINVAL);
-	EXPECT_ERRNO(lp_share(1008, 0, lp_size(), PROT_READ | PROT_GROWSDOWN,
-			      IPC_CREAT), EINVAL);
-	EXPECT_ERRNO(lp_share(1008, 0, lp_size(), -1, IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1008, 0, lp_size(), RW | 0x8, IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1008, 0, lp_size(), PROT_READ | PROT_GROWSDOWN,
+				 IPC_CREAT), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1008, 0, lp_size(), -1, IPC_CREAT), EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(lp_key_absent(1008, lp_size()));
 }
@@ -254,17 +254,17 @@ TEST(share_unknown_flag_bits_einval)
 	struct lp_peer p;
 	long nfree = lp_nfree();
 
-	EXPECT_ERRNO(lp_share(1009, 0, len, RW, IPC_CREAT | IPC_NOWAIT), EINVAL);
-	EXPECT_ERRNO(lp_share(1009, 0, len, RW, IPC_CREAT | 0x10000), EINVAL);
-	EXPECT_ERRNO(lp_share(1009, 0, len, RW, IPC_CREAT | 0x80000000), EINVAL);
-	EXPECT_ERRNO(lp_share(1009, 0, len, RW, -1), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1009, 0, len, RW, IPC_CREAT | IPC_NOWAIT), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1009, 0, len, RW, IPC_CREAT | 0x10000), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1009, 0, len, RW, IPC_CREAT | 0x80000000), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1009, 0, len, RW, -1), EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(lp_key_absent(1009, len));
 
 	/* The same bits are refused when attaching an existing key. */
 	holder_start(&p, 1010, len, 0600, -1, -1);
-	EXPECT_ERRNO(lp_share(1010, 0, len, RW, IPC_NOWAIT), EINVAL);
-	EXPECT_ERRNO(lp_share(1010, 0, len, RW, 0x40000), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1010, 0, len, RW, IPC_NOWAIT), EINVAL);
+	EXPECT_ERRNO(lpsys_share(1010, 0, len, RW, 0x40000), EINVAL);
 	holder_stop(&p);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
@@ -275,19 +275,19 @@ TEST(share_last_detach_frees_pages_and_key)
 	long nfree = lp_nfree();
 	long r;
 
-	r = lp_share(1011, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(1011, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 1011);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
-	EXPECT_ERRNO(lp_share(1011, 0, len, RW, 0), ENOENT);
+	EXPECT_ERRNO(lpsys_share(1011, 0, len, RW, 0), ENOENT);
 
 	/* The key is free again: a new, zeroed segment. */
-	r = lp_share(1011, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
+	r = lpsys_share(1011, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_zeroed(LP_PTR(r), len));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -301,7 +301,7 @@ TEST(share_segment_survives_creator_detach)
 
 	if (lp_peer_fork(&p) == 0) {
 		lp_peer_recv(&p);
-		r = lp_share(1012, 0, len, RW, 0);
+		r = lpsys_share(1012, 0, len, RW, 0);
 		ASSERT_TRUE(LP_OK(r));
 		ASSERT_TRUE(lp_check(LP_PTR(r), len, 1012));
 		lp_peer_send(&p, 0);
@@ -310,25 +310,25 @@ TEST(share_segment_survives_creator_detach)
 		lp_fill(LP_PTR(r), len, 0x1012);
 		lp_peer_send(&p, 0);
 		lp_peer_recv(&p);
-		ASSERT_EQ(lp_unshare(r), 0);
+		ASSERT_EQ(lpsys_unshare(r), 0);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
-	r = lp_share(1012, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(1012, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 1012);
 	lp_peer_send(&p, 0);
 	lp_peer_recv(&p);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	lp_peer_send(&p, 0);
 	lp_peer_recv(&p);
 
 	/* Still there for a new attach, with the other process's data. */
-	r = lp_share(1012, 0, len, RW, 0);
+	r = lpsys_share(1012, 0, len, RW, 0);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x1012));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 
 	lp_peer_send(&p, 0);
@@ -346,7 +346,7 @@ TEST(share_more_than_32_segments)
 	if (n < 33)
 		SKIP("only %ld free large pages, need 33 for 33 segments", nfree);
 	for (i = 0; i < n; i++) {
-		r[i] = lp_share(1100 + i, 0, lp_size(), RW, IPC_CREAT | 0600);
+		r[i] = lpsys_share(1100 + i, 0, lp_size(), RW, IPC_CREAT | 0600);
 		if (!LP_OK(r[i]))
 			TH_LOG("segment %d (key %d): %s", i, 1100 + i,
 			       strerror(errno));
@@ -357,149 +357,143 @@ TEST(share_more_than_32_segments)
 	for (i = 0; i < n; i++)
 		EXPECT_TRUE(lp_check(LP_PTR(r[i]), lp_size(), 1100 + i));
 	for (i = 0; i < n; i++)
-		ASSERT_EQ(lp_unshare(r[i]), 0);
+		ASSERT_EQ(lpsys_unshare(r[i]), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	for (i = 0; i < n; i++)
 		EXPECT_TRUE(lp_key_absent(1100 + i, lp_size()));
 }
 
-TEST(share_mode_0600_other_user_eacces)
-{
-	struct lp_peer p;
-	int st;
+/*
+ * The permission matrix, a test per row. Each segment of a row is made
+ * by a holder (mode, as uid/gid; -1: root) and probed by attaches in
+ * children (uid/gid, prot): err is the errno the attach must fail with,
+ * 0 if it must work, read back the holder's data where it reads and
+ * write a word where it writes.
+ */
+struct perm_probe {
+	int uid, gid, prot, err;
+};
 
-	holder_start(&p, 1013, lp_size(), 0600, -1, -1);
-	st = probe(1013, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1013, lp_size(), NOBODY, NOBODY, RW, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
+struct perm_seg {
+	int key, mode, uid, gid;
+	struct perm_probe probes[4];	/* up to the first with prot 0 */
+	int write_lands;	/* the probes' write is then in the segment */
+};
 
-TEST(share_mode_0644_other_read_only)
-{
-	struct lp_peer p;
-	int st;
+struct perm_row {
+	const char *name;
+	struct perm_seg segs[2];	/* up to the first with key 0 */
+};
 
-	holder_start(&p, 1014, lp_size(), 0644, -1, -1);
-	st = probe(1014, lp_size(), NOBODY, NOBODY, PROT_READ, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1014, lp_size(), NOBODY, NOBODY, RW, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1014, lp_size(), NOBODY, NOBODY, PROT_WRITE, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
+/* A segment's key and mode, and its holder's uid and gid (-1: root). */
+#define HOLDER(k, m, u, g) .key = (k), .mode = (m), .uid = (u), .gid = (g)
+/* A probe by nobody (uid and gid 65534), the "other" of a root segment. */
+#define OTHER(prot, err) { NOBODY, NOBODY, prot, err }
 
-TEST(share_mode_0640_other_not_in_group_eacces)
-{
-	struct lp_peer p;
-	int st;
-
+static const struct perm_row perm_rows[] = {
+	{ "share_mode_0600_other_user_eacces", {
+		{ HOLDER(1013, 0600, -1, -1), .probes = {
+			OTHER(PROT_READ, EACCES),
+			OTHER(RW, EACCES),
+		} },
+	} },
+	{ "share_mode_0644_other_read_only", {
+		{ HOLDER(1014, 0644, -1, -1), .probes = {
+			OTHER(PROT_READ, 0),
+			OTHER(RW, EACCES),
+			OTHER(PROT_WRITE, EACCES),
+		} },
+	} },
 	/* Created by root:root; nobody (gid 65534) is "other". */
-	holder_start(&p, 1015, lp_size(), 0640, -1, -1);
-	st = probe(1015, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
-
-TEST(share_mode_0640_group_member_read_only)
-{
-	struct lp_peer p;
-	int st;
-
+	{ "share_mode_0640_other_not_in_group_eacces", {
+		{ HOLDER(1015, 0640, -1, -1), .probes = {
+			OTHER(PROT_READ, EACCES),
+		} },
+	} },
 	/* Created by uid 0 with gid 65534: nobody is in the group. */
-	holder_start(&p, 1016, lp_size(), 0640, -1, NOBODY);
-	st = probe(1016, lp_size(), NOBODY, NOBODY, PROT_READ, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1016, lp_size(), NOBODY, NOBODY, RW, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
-
-TEST(share_group_member_gets_group_bits_not_other)
-{
-	struct lp_peer p;
-	int st;
-
+	{ "share_mode_0640_group_member_read_only", {
+		{ HOLDER(1016, 0640, -1, NOBODY), .probes = {
+			OTHER(PROT_READ, 0),
+			OTHER(RW, EACCES),
+		} },
+	} },
 	/* 0604: group none, other read. A group member is not "other". */
-	holder_start(&p, 1017, lp_size(), 0604, -1, NOBODY);
-	st = probe(1017, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1017, lp_size(), NOBODY - 1, NOBODY - 1, PROT_READ, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
+	{ "share_group_member_gets_group_bits_not_other", {
+		{ HOLDER(1017, 0604, -1, NOBODY), .probes = {
+			OTHER(PROT_READ, EACCES),
+			{ NOBODY - 1, NOBODY - 1, PROT_READ, 0 },
+		} },
+	} },
+	/* nobody's write lands in the segment. */
+	{ "share_mode_0666_other_read_write", {
+		{ HOLDER(1018, 0666, -1, -1), .probes = {
+			OTHER(RW, 0),
+		}, .write_lands = 1 },
+	} },
+	/* 0602: other may write but not read; attaching needs read. */
+	{ "share_read_needed_even_for_write_only_mode", {
+		{ HOLDER(1019, 0602, -1, -1), .probes = {
+			OTHER(PROT_WRITE, EACCES),
+			OTHER(RW, EACCES),
+			OTHER(PROT_READ, EACCES),
+		} },
+	} },
+	/*
+	 * PROT_EXEC needs execute permission, as shmat(SHM_EXEC) does: a
+	 * segment others may read is not code others may run until its
+	 * mode says so.
+	 */
+	{ "share_exec_needs_execute_permission", {
+		{ HOLDER(1051, 0644, -1, -1), .probes = {
+			OTHER(PROT_READ | PROT_EXEC, EACCES),
+			OTHER(PROT_READ, 0),
+		} },
+		{ HOLDER(1052, 0645, -1, -1), .probes = {
+			OTHER(PROT_READ | PROT_EXEC, 0),
+		} },
+	} },
+	/* Owned by nobody: the owner may read and write, others nothing. */
+	{ "share_mode_zero_means_0600", {
+		{ HOLDER(1020, 0, NOBODY, NOBODY), .probes = {
+			OTHER(RW, 0),
+			{ NOBODY - 1, NOBODY, PROT_READ, EACCES },
+		} },
+	} },
+};
 
-TEST(share_mode_0666_other_read_write)
+static void perm_row(const void *arg)
 {
+	const struct perm_row *row = arg;
 	unsigned long len = lp_size();
+	const struct perm_probe *pr;
+	const struct perm_seg *s;
 	struct lp_peer p;
 	long r;
 	int st;
 
-	holder_start(&p, 1018, len, 0666, -1, -1);
-	st = probe(1018, len, NOBODY, NOBODY, RW, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	/* nobody's write landed in the segment. */
-	r = lp_share(1018, 0, len, PROT_READ, 0);
-	ASSERT_TRUE(LP_OK(r));
-	EXPECT_EQ(*(volatile uint32_t *)(LP_PTR(r) + 8), 0xfeed0000 | NOBODY);
-	ASSERT_EQ(lp_unshare(r), 0);
-	holder_stop(&p);
+	for (s = row->segs; s < row->segs + 2 && s->key; s++) {
+		holder_start(&p, s->key, len, s->mode, s->uid, s->gid);
+		for (pr = s->probes; pr < s->probes + 4 && pr->prot; pr++) {
+			st = probe(s->key, len, pr->uid, pr->gid, pr->prot,
+				   pr->err);
+			if (!CHILD_EXITED(st, 0))
+				TH_LOG("key %d mode %#o, attach as %d:%d prot %#x",
+				       s->key, s->mode, pr->uid, pr->gid,
+				       pr->prot);
+			EXPECT_TRUE(CHILD_EXITED(st, 0));
+		}
+		if (s->write_lands) {
+			r = lpsys_share(s->key, 0, len, PROT_READ, 0);
+			ASSERT_TRUE(LP_OK(r));
+			EXPECT_EQ(*(volatile uint32_t *)(LP_PTR(r) + 8),
+				  0xfeed0000 | NOBODY);
+			ASSERT_EQ(lpsys_unshare(r), 0);
+		}
+		holder_stop(&p);
+	}
 }
 
-TEST(share_read_needed_even_for_write_only_mode)
-{
-	struct lp_peer p;
-	int st;
-
-	/* 0602: other may write but not read; attaching needs read. */
-	holder_start(&p, 1019, lp_size(), 0602, -1, -1);
-	st = probe(1019, lp_size(), NOBODY, NOBODY, PROT_WRITE, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1019, lp_size(), NOBODY, NOBODY, RW, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1019, lp_size(), NOBODY, NOBODY, PROT_READ, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
-
-/*
- * PROT_EXEC needs execute permission, as shmat(SHM_EXEC) does: a segment
- * others may read is not code others may run until its mode says so.
- */
-TEST(share_exec_needs_execute_permission)
-{
-	struct lp_peer p;
-	int st;
-
-	holder_start(&p, 1051, lp_size(), 0644, -1, -1);
-	st = probe(1051, lp_size(), NOBODY, NOBODY, PROT_READ | PROT_EXEC, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1051, lp_size(), NOBODY, NOBODY, PROT_READ, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-
-	holder_start(&p, 1052, lp_size(), 0645, -1, -1);
-	st = probe(1052, lp_size(), NOBODY, NOBODY, PROT_READ | PROT_EXEC, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
-
-TEST(share_mode_zero_means_0600)
-{
-	struct lp_peer p;
-	int st;
-
-	/* Owned by nobody: the owner may read and write, others nothing. */
-	holder_start(&p, 1020, lp_size(), 0, NOBODY, NOBODY);
-	st = probe(1020, lp_size(), NOBODY, NOBODY, RW, 0);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	st = probe(1020, lp_size(), NOBODY - 1, NOBODY, PROT_READ, EACCES);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	holder_stop(&p);
-}
+TEST_TABLE(perm, perm_rows, perm_row)
 
 TEST(share_root_bypasses_mode)
 {
@@ -509,10 +503,10 @@ TEST(share_root_bypasses_mode)
 
 	/* CAP_IPC_OWNER: root attaches nobody's 0600 segment read-write. */
 	holder_start(&p, 1022, len, 0600, NOBODY, NOBODY);
-	r = lp_share(1022, 0, len, RW, 0);
+	r = lpsys_share(1022, 0, len, RW, 0);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1022));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	holder_stop(&p);
 }
 
@@ -523,14 +517,14 @@ TEST(share_read_only_attach_cannot_write)
 	long r;
 
 	holder_start(&p, 1023, len, 0644, -1, -1);
-	r = lp_share(1023, 0, len, PROT_READ, 0);
+	r = lpsys_share(1023, 0, len, PROT_READ, 0);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1023));
 	EXPECT_TRUE(!touch_faults(LP_PTR(r) + 4096, 0));
 	EXPECT_TRUE(touch_faults(LP_PTR(r) + 4096, 1));
 	/* The faulting write did not reach the segment. */
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1023));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	holder_stop(&p);
 }
 
@@ -540,22 +534,22 @@ TEST(share_unshare_bad_address_einval)
 	long nfree = lp_nfree(), r;
 	char *normal;
 
-	r = lp_share(1024, 0, len, RW, IPC_CREAT | 0600);
+	r = lpsys_share(1024, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 1024);
 	normal = mmap(NULL, 4096, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(normal != MAP_FAILED);
 
-	EXPECT_ERRNO(lp_unshare(r + lp_size()), EINVAL);
-	EXPECT_ERRNO(lp_unshare(r + 4096), EINVAL);
-	EXPECT_ERRNO(lp_unshare(r + 1), EINVAL);
-	EXPECT_ERRNO(lp_unshare((unsigned long)normal), EINVAL);
-	EXPECT_ERRNO(lp_unshare(0), EINVAL);
+	EXPECT_ERRNO(lpsys_unshare(r + lp_size()), EINVAL);
+	EXPECT_ERRNO(lpsys_unshare(r + 4096), EINVAL);
+	EXPECT_ERRNO(lpsys_unshare(r + 1), EINVAL);
+	EXPECT_ERRNO(lpsys_unshare((unsigned long)normal), EINVAL);
+	EXPECT_ERRNO(lpsys_unshare(0), EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 1024));
 
-	ASSERT_EQ(lp_unshare(r), 0);
-	EXPECT_ERRNO(lp_unshare(r), EINVAL);
+	ASSERT_EQ(lpsys_unshare(r), 0);
+	EXPECT_ERRNO(lpsys_unshare(r), EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree);
 	munmap(normal, 4096);
 }
@@ -563,24 +557,24 @@ TEST(share_unshare_bad_address_einval)
 TEST(share_unshare_accepts_get_mapping)
 {
 	long nfree = lp_nfree();
-	long r = lp_get(0, 2 * lp_size(), RW, MAP_SHARED);
+	long r = lpsys_get(0, 2 * lp_size(), RW, MAP_SHARED);
 
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
-	EXPECT_ERRNO(lp_free(r), EINVAL);
+	EXPECT_ERRNO(lpsys_free(r), EINVAL);
 }
 
 TEST(share_free_accepts_keyed_segment)
 {
 	long nfree = lp_nfree();
-	long r = lp_share(1025, 0, lp_size(), RW, IPC_CREAT | 0600);
+	long r = lpsys_share(1025, 0, lp_size(), RW, IPC_CREAT | 0600);
 
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(touch_faults(LP_PTR(r), 0));
 	EXPECT_TRUE(lp_key_absent(1025, lp_size()));
@@ -591,19 +585,19 @@ TEST(share_keys_are_independent)
 	unsigned long len = lp_size();
 	long nfree = lp_nfree(), a, b;
 
-	a = lp_share(1026, 0, len, RW, IPC_CREAT | 0600);
+	a = lpsys_share(1026, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(a));
-	b = lp_share(1027, 0, 2 * len, RW, IPC_CREAT | 0600);
+	b = lpsys_share(1027, 0, 2 * len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(b));
 	EXPECT_EQ(lp_nfree(), nfree - 3);
 	lp_fill(LP_PTR(a), len, 1026);
 	lp_fill(LP_PTR(b), 2 * len, 1027);
 	EXPECT_TRUE(lp_check(LP_PTR(a), len, 1026));
-	ASSERT_EQ(lp_unshare(a), 0);
+	ASSERT_EQ(lpsys_unshare(a), 0);
 	EXPECT_TRUE(lp_key_absent(1026, len));
 	EXPECT_TRUE(lp_check(LP_PTR(b), 2 * len, 1027));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	ASSERT_EQ(lp_unshare(b), 0);
+	ASSERT_EQ(lpsys_unshare(b), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
@@ -648,12 +642,12 @@ static pid_t big_creator(struct lp_peer *p, int key, unsigned long len,
 
 	ASSERT_EQ(lp_dirty_free_pages(), 0);
 	if (lp_peer_fork(p) == 0) {
-		r = lp_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
+		r = lpsys_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
 		*flag = LP_OK(r) ? 1 : -errno;
 		if (!LP_OK(r))
 			_exit(1);
 		lp_peer_recv(p);
-		_exit(lp_unshare(r) ? 2 : 0);
+		_exit(lpsys_unshare(r) ? 2 : 0);
 	}
 	ASSERT_GT(p->pid, 0);
 	return p->pid;
@@ -693,11 +687,11 @@ TEST(share_create_zeroes_outside_the_key_lock)
 	big_creator(&big, 1041, n * lp, &flags[0]);
 	wait_pages_taken(nfree, n, &flags[0]);
 
-	r = lp_share(1042, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+	r = lpsys_share(1042, 0, lp, RW, IPC_CREAT | IPC_EXCL | 0600);
 	small_first = !flags[0];
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_zeroed(LP_PTR(r), lp));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 
 	f = fopen("/proc/largepage_segments", "r");
 	ASSERT_TRUE(f != NULL);
@@ -708,7 +702,7 @@ TEST(share_create_zeroes_outside_the_key_lock)
 
 	waiter = fork();
 	if (waiter == 0) {
-		r = lp_share(1041, 0, n * lp, RW, 0);
+		r = lpsys_share(1041, 0, n * lp, RW, 0);
 		_exit(3);
 	}
 	ASSERT_GT(waiter, 0);
@@ -754,7 +748,7 @@ TEST(share_creator_killed_while_zeroing_waiter_creates)
 	wait_pages_taken(nfree, n, &flags[0]);
 
 	if (lp_peer_fork(&w) == 0) {
-		r = lp_share(1043, 0, n * lp, RW, IPC_CREAT | 0600);
+		r = lpsys_share(1043, 0, n * lp, RW, IPC_CREAT | 0600);
 		flags[1] = LP_OK(r) ? 1 : -errno;
 		if (!LP_OK(r))
 			_exit(1);
@@ -763,7 +757,7 @@ TEST(share_creator_killed_while_zeroing_waiter_creates)
 		lp_fill(LP_PTR(r), n * lp, 1043);
 		lp_peer_send(&w, 0);
 		lp_peer_recv(&w);
-		_exit(lp_unshare(r) ? 3 : 0);
+		_exit(lpsys_unshare(r) ? 3 : 0);
 	}
 	ASSERT_GT(w.pid, 0);
 	usleep(20000);

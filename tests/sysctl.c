@@ -14,13 +14,8 @@
 /* Bring the pool back to 'total' pages (every page must be free). */
 static int restore_pool(long total)
 {
-	long now = lp_total();
-	int i;
+	long now = pool_restore(total);
 
-	for (i = 0; i < 5 && now != total; i++) {
-		lp_resize(total - now);
-		now = lp_total();
-	}
 	if (now != total)
 		TH_LOG("pool not restored: %ld pages, was %ld", now, total);
 	return now == total ? 0 : -1;
@@ -37,8 +32,6 @@ static int resize_test(void (*body)(void *), void *arg)
 		TH_LOG("body status %#x", st);
 	return st;
 }
-
-#define BODY_DONE() _exit(harness_failed ? 1 : 0)
 
 TEST(sysctl_reads_pool_total)
 {
@@ -64,11 +57,11 @@ static void grow_body(void *arg)
 	long total = lp_total(), nfree = lp_nfree();
 
 	(void)arg;
-	ASSERT_EQ(lp_resize(2), 0);
+	ASSERT_EQ(sysctl_resize(2), 0);
 	EXPECT_EQ(lp_total(), total + 2);
 	EXPECT_EQ(lp_nfree(), nfree + 2);
 	EXPECT_EQ(read_long(NUMLARGEPAGES), total + 2);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_write_positive_grows_pool)
@@ -82,14 +75,14 @@ static void shrink_body(void *arg)
 
 	(void)arg;
 	ASSERT_GE(total, 3);
-	ASSERT_EQ(lp_resize(-2), 0);
+	ASSERT_EQ(sysctl_resize(-2), 0);
 	EXPECT_EQ(lp_total(), total - 2);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	EXPECT_EQ(read_long(NUMLARGEPAGES), total - 2);
 	/* Nothing more than the pool holds can be had now. */
-	EXPECT_ERRNO(lp_get(0, (nfree - 1) * lp_size(), RW, MAP_PRIVATE),
+	EXPECT_ERRNO(lpsys_get(0, (nfree - 1) * lp_size(), RW, MAP_PRIVATE),
 		     ENOMEM);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_write_negative_shrinks_pool)
@@ -101,7 +94,7 @@ TEST(sysctl_write_zero_changes_nothing)
 {
 	long total = lp_total(), nfree = lp_nfree();
 
-	EXPECT_EQ(lp_resize(0), 0);
+	EXPECT_EQ(sysctl_resize(0), 0);
 	EXPECT_EQ(write_text(NUMLARGEPAGES, "0"), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), nfree);
@@ -114,16 +107,16 @@ static void delta_body(void *arg)
 
 	(void)arg;
 	/* Unlike nr_hugepages, "1" means one more, not one in all. */
-	ASSERT_EQ(lp_resize(1), 0);
-	ASSERT_EQ(lp_resize(1), 0);
+	ASSERT_EQ(sysctl_resize(1), 0);
+	ASSERT_EQ(sysctl_resize(1), 0);
 	EXPECT_EQ(lp_total(), total + 2);
 	EXPECT_EQ(read_long(NUMLARGEPAGES), total + 2);
-	ASSERT_EQ(lp_resize(-1), 0);
+	ASSERT_EQ(sysctl_resize(-1), 0);
 	EXPECT_EQ(lp_total(), total + 1);
-	ASSERT_EQ(lp_resize(-1), 0);
+	ASSERT_EQ(sysctl_resize(-1), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_write_is_a_delta)
@@ -153,7 +146,7 @@ static void junk_body(void *arg)
 	/* SPEC says nothing of an empty write's result: only that nothing changes. */
 	write_text(NUMLARGEPAGES, "");
 	EXPECT_EQ(lp_total(), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_write_junk_einval)
@@ -168,9 +161,9 @@ static void spare_body(void *arg)
 
 	(void)arg;
 	ASSERT_GE(total, 6);
-	r = lp_get(0, 3 * lp_size(), RW, MAP_PRIVATE);
+	r = lpsys_get(0, 3 * lp_size(), RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
-	k = lp_share(8000, 0, 2 * lp_size(), RW, IPC_CREAT | 0600);
+	k = lpsys_share(8000, 0, 2 * lp_size(), RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(k));
 	memset(LP_PTR(r), 0x5a, 3 * lp_size());
 	memset(LP_PTR(k), 0xa5, 2 * lp_size());
@@ -184,17 +177,17 @@ static void spare_body(void *arg)
 	EXPECT_EQ(LP_PTR(r)[3 * lp_size() - 1], 0x5a);
 	EXPECT_EQ((unsigned char)LP_PTR(k)[2 * lp_size() - 1], 0xa5);
 
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_total(), 5);
 	EXPECT_EQ(lp_nfree(), 3);
-	ASSERT_EQ(lp_unshare(k), 0);
+	ASSERT_EQ(lpsys_unshare(k), 0);
 	EXPECT_EQ(lp_nfree(), 5);
 
 	snprintf(buf, sizeof(buf), "%ld", total - 5);
 	ASSERT_EQ(write_text(NUMLARGEPAGES, buf), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_shrink_never_takes_pages_in_use)
@@ -207,15 +200,15 @@ static void empty_body(void *arg)
 	long total = lp_total();
 
 	(void)arg;
-	ASSERT_EQ(lp_resize(-(total + 10)), 0);
+	ASSERT_EQ(sysctl_resize(-(total + 10)), 0);
 	EXPECT_EQ(lp_total(), 0);
 	EXPECT_EQ(lp_nfree(), 0);
-	EXPECT_ERRNO(lp_get(0, lp_size(), RW, MAP_PRIVATE), ENOMEM);
-	EXPECT_ERRNO(lp_share(8001, 0, lp_size(), RW, IPC_CREAT), ENOMEM);
-	ASSERT_EQ(lp_resize(total), 0);
+	EXPECT_ERRNO(lpsys_get(0, lp_size(), RW, MAP_PRIVATE), ENOMEM);
+	EXPECT_ERRNO(lpsys_share(8001, 0, lp_size(), RW, IPC_CREAT), ENOMEM);
+	ASSERT_EQ(sysctl_resize(total), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_EQ(lp_nfree(), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_shrink_past_zero_empties_pool)
@@ -230,12 +223,12 @@ static void usable_body(void *arg)
 
 	(void)arg;
 	/* Empty the pool, so that every page mapped below is a grown one. */
-	ASSERT_EQ(lp_resize(-total), 0);
+	ASSERT_EQ(sysctl_resize(-total), 0);
 	ASSERT_EQ(lp_total(), 0);
-	ASSERT_EQ(lp_resize(2), 0);
+	ASSERT_EQ(sysctl_resize(2), 0);
 	ASSERT_EQ(lp_total(), 2);
 	EXPECT_EQ(lp_nfree(), 2);
-	r = lp_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
+	r = lpsys_get(0, 2 * lp_size(), RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	for (off = 0; off < 2 * lp_size(); off += 4096) {
 		if (*(volatile uint32_t *)(LP_PTR(r) + off))
@@ -244,9 +237,9 @@ static void usable_body(void *arg)
 	}
 	EXPECT_EQ(off, 2 * lp_size());
 	EXPECT_EQ(lp_nfree(), 0);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), 2);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_grown_pages_are_usable_and_zeroed)
@@ -259,14 +252,14 @@ static void grow_in_use_body(void *arg)
 	long total = lp_total(), r;
 
 	(void)arg;
-	r = lp_get(0, 2 * lp_size(), RW, MAP_SHARED);
+	r = lpsys_get(0, 2 * lp_size(), RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(lp_resize(3), 0);
+	ASSERT_EQ(sysctl_resize(3), 0);
 	EXPECT_EQ(lp_total(), total + 3);
 	EXPECT_EQ(lp_nfree(), total + 1);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), total + 3);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_grow_while_pages_in_use)
@@ -288,7 +281,7 @@ static void nobody_open_body(void *arg)
 	EXPECT_EQ(lp_total(), total);
 	/* Reading is for everyone. */
 	EXPECT_EQ(read_long(NUMLARGEPAGES), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_unprivileged_write_refused)
@@ -309,7 +302,7 @@ static void nobody_fd_body(void *arg)
 	EXPECT_TRUE(errno == EACCES || errno == EPERM);
 	close(fd);
 	EXPECT_EQ(lp_total(), total);
-	BODY_DONE();
+	CHILD_DONE();
 }
 
 TEST(sysctl_write_refused_through_fd_opened_by_root)
@@ -334,15 +327,9 @@ static void pin_to_cpu(int cpu)
 static char proc_state(pid_t pid)
 {
 	char path[64], buf[512], *p;
-	int fd, n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
+	read_text(path, buf, sizeof(buf));	/* "": gone */
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
 }
@@ -366,15 +353,10 @@ static int reaped_within(pid_t pid, double secs)
 static int proc_field(pid_t pid, int field)
 {
 	char path[64], buf[512], *p;
-	int fd, n, i;
+	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
+	read_text(path, buf, sizeof(buf));	/* "": gone */
 	p = strrchr(buf, ')');
 	for (i = 2; p && i < field; i++)
 		p = strchr(p + 1, ' ');

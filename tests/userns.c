@@ -41,7 +41,7 @@ static void nobody_in_own_userns(int extra)
 
 static long create_filled(int key, unsigned long len, int mode, uint32_t seed)
 {
-	long r = lp_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | mode);
+	long r = lpsys_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | mode);
 
 	if (LP_OK(r))
 		lp_fill(LP_PTR(r), len, seed);
@@ -54,11 +54,11 @@ static void userns_root_probes(void *arg)
 
 	(void)arg;
 	nobody_in_own_userns(0);
-	EXPECT_ERRNO(lp_share(8001, 0, lp, PROT_READ, 0), EACCES);
-	EXPECT_ERRNO(lp_share(8001, 0, lp, RW, 0), EACCES);
-	EXPECT_ERRNO(lp_share(8001, 0, lp, RW, IPC_CREAT | 0600), EACCES);
+	EXPECT_ERRNO(lpsys_share(8001, 0, lp, PROT_READ, 0), EACCES);
+	EXPECT_ERRNO(lpsys_share(8001, 0, lp, RW, 0), EACCES);
+	EXPECT_ERRNO(lpsys_share(8001, 0, lp, RW, IPC_CREAT | 0600), EACCES);
 	/* Permission first: a wrong length tells nothing either. */
-	EXPECT_ERRNO(lp_share(8001, 0, 2 * lp, PROT_READ, 0), EACCES);
+	EXPECT_ERRNO(lpsys_share(8001, 0, 2 * lp, PROT_READ, 0), EACCES);
 	_exit(harness_failed);
 }
 
@@ -73,7 +73,7 @@ TEST(userns_root_cannot_attach_foreign_0600_segment)
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 8001));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 /* A 0644 segment: the user namespace's root reads it as other, no more. */
@@ -84,12 +84,12 @@ static void userns_root_reads_0644(void *arg)
 
 	(void)arg;
 	nobody_in_own_userns(0);
-	EXPECT_ERRNO(lp_share(8002, 0, lp, RW, 0), EACCES);
-	r = lp_share(8002, 0, lp, PROT_READ, 0);
+	EXPECT_ERRNO(lpsys_share(8002, 0, lp, RW, 0), EACCES);
+	r = lpsys_share(8002, 0, lp, PROT_READ, 0);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 8002));
 	EXPECT_TRUE(touch_faults(LP_PTR(r), 1));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	_exit(harness_failed);
 }
 
@@ -103,7 +103,7 @@ TEST(userns_root_gets_other_bits_of_0644_segment)
 	st = run_child(userns_root_reads_0644, NULL);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 8002));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 static void userns_root_memlock(void *arg)
@@ -115,14 +115,14 @@ static void userns_root_memlock(void *arg)
 	(void)arg;
 	lp_set_memlock(lp);
 	nobody_in_own_userns(0);
-	EXPECT_ERRNO(lp_get(0, 2 * lp, RW, MAP_PRIVATE), ENOMEM);
-	EXPECT_ERRNO(lp_share(8003, 0, 2 * lp, RW, IPC_CREAT | 0600), ENOMEM);
-	r = lp_get(0, lp, RW, MAP_SHARED);
+	EXPECT_ERRNO(lpsys_get(0, 2 * lp, RW, MAP_PRIVATE), ENOMEM);
+	EXPECT_ERRNO(lpsys_share(8003, 0, 2 * lp, RW, IPC_CREAT | 0600), ENOMEM);
+	r = lpsys_get(0, lp, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
-	EXPECT_ERRNO(lp_get(0, lp, RW, MAP_PRIVATE), ENOMEM);
+	EXPECT_ERRNO(lpsys_get(0, lp, RW, MAP_PRIVATE), ENOMEM);
 	/* Nor can it raise the limit from in there. */
 	EXPECT_ERRNO(setrlimit(RLIMIT_MEMLOCK, &rl), EPERM);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	_exit(harness_failed);
 }
 
@@ -147,25 +147,25 @@ static void ipcns_own_key(void *arg)
 
 	(void)arg;
 	ASSERT_EQ(unshare(CLONE_NEWIPC), 0);
-	EXPECT_ERRNO(lp_share(8004, 0, lp, RW, 0), ENOENT);
-	EXPECT_ERRNO(lp_share(8004, 0, lp, PROT_READ, 0), ENOENT);
+	EXPECT_ERRNO(lpsys_share(8004, 0, lp, RW, 0), ENOENT);
+	EXPECT_ERRNO(lpsys_share(8004, 0, lp, PROT_READ, 0), ENOENT);
 	r = create_filled(8004, 2 * lp, 0600, 0x8004b);
 	ASSERT_TRUE(LP_OK(r));
 
 	/* A second user in this namespace: a child attaches by key. */
 	if (lp_peer_fork(&p) == 0) {
-		long c = lp_share(8004, 0, 2 * lp, RW, 0);
+		long c = lpsys_share(8004, 0, 2 * lp, RW, 0);
 
 		ASSERT_TRUE(LP_OK(c));
 		lp_peer_send(&p, lp_check(LP_PTR(c), 2 * lp, 0x8004b));
 		lp_peer_recv(&p);
 		lp_peer_send(&p, lp_check(LP_PTR(c), 2 * lp, 0x8004b));
-		ASSERT_EQ(lp_unshare(c), 0);
+		ASSERT_EQ(lpsys_unshare(c), 0);
 		_exit(0);
 	}
 	ASSERT_GT(p.pid, 0);
 	EXPECT_EQ(lp_peer_recv(&p), 1);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	/* The creator is gone; the segment lives on in its other user. */
 	lp_peer_send(&p, 0);
 	EXPECT_EQ(lp_peer_recv(&p), 1);
@@ -192,11 +192,11 @@ TEST(ipcns_keys_are_per_namespace)
 	 */
 	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 0x8004a));
 	EXPECT_EQ(lp_settle_nfree(nfree - 1), nfree - 1);
-	c = lp_share(8004, 0, lp, PROT_READ, 0);
+	c = lpsys_share(8004, 0, lp, PROT_READ, 0);
 	ASSERT_TRUE(LP_OK(c));
 	EXPECT_TRUE(lp_check(LP_PTR(c), lp, 0x8004a));
-	ASSERT_EQ(lp_unshare(c), 0);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(c), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	EXPECT_TRUE(lp_key_absent(8004, lp));
 	EXPECT_EQ(lp_nfree(), nfree);
 }
@@ -231,7 +231,7 @@ TEST(ipcns_proc_lists_the_readers_namespace_only)
 		ASSERT_TRUE(LP_OK(c));
 		lp_peer_send(&p, listed(8007) * 2 + listed(8006));
 		lp_peer_recv(&p);
-		_exit(lp_unshare(c) ? 2 : 0);
+		_exit(lpsys_unshare(c) ? 2 : 0);
 	}
 	ASSERT_GT(p.pid, 0);
 	EXPECT_EQ(lp_peer_recv(&p), 2);		/* 8007 listed, 8006 not */
@@ -240,7 +240,7 @@ TEST(ipcns_proc_lists_the_readers_namespace_only)
 	lp_peer_send(&p, 0);
 	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
 /*
@@ -256,14 +256,14 @@ static void own_namespaces_create(void *arg)
 	(void)arg;
 	lp_set_memlock(2 * lp);
 	nobody_in_own_userns(CLONE_NEWIPC);
-	EXPECT_ERRNO(lp_share(8008, 0, lp, PROT_READ, 0), ENOENT);
+	EXPECT_ERRNO(lpsys_share(8008, 0, lp, PROT_READ, 0), ENOENT);
 	r = create_filled(8008, lp, 0600, 0x8008b);
 	ASSERT_TRUE(LP_OK(r));
-	c = lp_share(8008, 0, lp, RW, 0);
+	c = lpsys_share(8008, 0, lp, RW, 0);
 	ASSERT_TRUE(LP_OK(c));
 	EXPECT_TRUE(lp_check(LP_PTR(c), lp, 0x8008b));
-	ASSERT_EQ(lp_unshare(c), 0);
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(c), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 	_exit(harness_failed);
 }
 
@@ -277,5 +277,5 @@ TEST(userns_with_own_ipcns_uses_its_own_keys)
 	st = run_child(own_namespaces_create, NULL);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 0x8008a));
-	ASSERT_EQ(lp_unshare(r), 0);
+	ASSERT_EQ(lpsys_unshare(r), 0);
 }

@@ -59,9 +59,9 @@ static long map_kind(int kind, unsigned long len, int key, uint32_t seed)
 	long r;
 
 	if (kind == KEYED)
-		r = lp_share(key, 0, len, RW, IPC_CREAT | 0600);
+		r = lpsys_share(key, 0, len, RW, IPC_CREAT | 0600);
 	else
-		r = lp_get(0, len, RW, kind == PRIV ? MAP_PRIVATE : MAP_SHARED);
+		r = lpsys_get(0, len, RW, kind == PRIV ? MAP_PRIVATE : MAP_SHARED);
 	if (LP_OK(r))
 		lp_fill(LP_PTR(r), len, seed);
 	else
@@ -72,22 +72,7 @@ static long map_kind(int kind, unsigned long len, int key, uint32_t seed)
 
 static long unmap_kind(int kind, long r)
 {
-	return kind == KEYED ? lp_unshare(r) : lp_free(r);
-}
-
-/*
- * Still intact: the pattern is there and every page is still writable
- * (a write that faults kills the test, which fails it).
- */
-static int intact(long r, unsigned long len, uint32_t seed)
-{
-	unsigned long off;
-
-	if (!lp_check(LP_PTR(r), len, seed))
-		return 0;
-	for (off = 0; off < len; off += 4096)
-		*(volatile uint32_t *)(LP_PTR(r) + off) ^= 0;
-	return 1;
+	return kind == KEYED ? lpsys_unshare(r) : lpsys_free(r);
 }
 
 /*
@@ -268,7 +253,7 @@ static void run_body(void (*body)(void))
 		signal(SIGALRM, SIG_DFL);
 		body();
 		fflush(stdout);
-		_exit(harness_failed ? 1 : 0);
+		CHILD_DONE();
 	}
 	if (undo.body < 0) {
 		TH_LOG("fork: %s", strerror(errno));
@@ -507,7 +492,7 @@ TEST(uffd_register_missing_over_large_pages_einval)
 		EXPECT_EQ(vma_flag(LP_PTR(r[k]), "um"), 0);
 	}
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7001 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7001 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
 	uffd_works_on_normal_memory(fd);
@@ -547,7 +532,7 @@ TEST(uffd_register_wp_over_large_pages_einval)
 					   UFFDIO_REGISTER_MODE_WP), EINVAL);
 	}
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7002 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7002 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
 	uffd_works_on_normal_memory(fd);
@@ -579,7 +564,7 @@ TEST(uffd_register_from_normal_mapping_into_large_pages_einval)
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	ASSERT_TRUE(below == (char *)(a - NB));
 	memset(below, 0x5a, NB);
-	r = lp_get(a, len, RW, MAP_SHARED);
+	r = lpsys_get(a, len, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ((unsigned long)r, a);
 	lp_fill(LP_PTR(r), len, 0x7003);
@@ -596,9 +581,9 @@ TEST(uffd_register_from_normal_mapping_into_large_pages_einval)
 	EXPECT_EQ(uffd_unregister(fd, below, NB), 0);
 
 	EXPECT_EQ(below[NB - 1], 0x5a);
-	EXPECT_TRUE(intact(r, len, 0x7003));
+	EXPECT_TRUE(lp_intact(r, len, 0x7003));
 	EXPECT_EQ(lp_nfree(), nfree - 1);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	munmap(below, NB);
 	close(fd);
@@ -630,7 +615,7 @@ TEST(ksm_madvise_mergeable_on_large_pages_einval)
 		EXPECT_EQ(vma_flag(LP_PTR(r[k]), "mg"), 0);
 	}
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7004 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7004 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 	for (k = 0; k < NKINDS; k++)
 		ASSERT_EQ(unmap_kind(k, r[k]), 0);
@@ -676,7 +661,7 @@ static void ksm_compaction_body(void)
 	EXPECT_GE(scans, scans0 + 2);
 
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7005 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7005 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 	for (i = 0; i < KSM_PAGES * 4096; i += 4096)
 		EXPECT_EQ(anon[i + 100], 0x5a);
@@ -684,7 +669,7 @@ static void ksm_compaction_body(void)
 	/* Unmerging walks the same mm: still nothing to do with large pages. */
 	EXPECT_EQ(write_text(KSM "run", "2"), 0);
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7005 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7005 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
 	for (k = 0; k < NKINDS; k++)
@@ -745,10 +730,10 @@ static void memcg_nocharge_body(void)
 		lp_peer_send(&p, cg_read("memory.current"));
 		lp_peer_recv(&p);
 		for (k = 0; k < NKINDS; k++) {
-			EXPECT_TRUE(intact(r[k], len[k], 0x7010 + k));
+			EXPECT_TRUE(lp_intact(r[k], len[k], 0x7010 + k));
 			EXPECT_EQ(unmap_kind(k, r[k]), 0);
 		}
-		_exit(harness_failed ? 1 : 0);
+		CHILD_DONE();
 	}
 	ASSERT_GT(p.pid, 0);
 	c0 = lp_peer_recv(&p);
@@ -795,7 +780,7 @@ static void memcg_oom_body(void)
 	int st;
 
 	/* The test process, outside the cgroup, creates the segment. */
-	seg = lp_share(7011, 0, len, RW, IPC_CREAT | 0600);
+	seg = lpsys_share(7011, 0, len, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(seg));
 	lp_fill(LP_PTR(seg), len, 0x7011);
 
@@ -807,11 +792,11 @@ static void memcg_oom_body(void)
 		/* Be the victim whatever the runner's own setting is. */
 		write_text("/proc/self/oom_score_adj", "0");
 		ASSERT_EQ(cg_enter(), 0);
-		s = lp_share(7011, 0, len, RW, 0);
+		s = lpsys_share(7011, 0, len, RW, 0);
 		ASSERT_TRUE(LP_OK(s));
 		ASSERT_TRUE(lp_check(LP_PTR(s), len, 0x7011));
 		lp_fill(LP_PTR(s), len, 0x7111);
-		r = lp_get(0, lp, RW, MAP_PRIVATE);
+		r = lpsys_get(0, lp, RW, MAP_PRIVATE);
 		ASSERT_TRUE(LP_OK(r));
 		lp_fill(LP_PTR(r), lp, 0x7211);
 		lp_peer_send(&p, 1);
@@ -836,9 +821,9 @@ static void memcg_oom_body(void)
 	EXPECT_GE(cg_value(undo.cg, "memory.events", "oom_kill"), 1);
 
 	/* What the victim wrote stays; its private page came back. */
-	EXPECT_TRUE(intact(seg, len, 0x7111));
+	EXPECT_TRUE(lp_intact(seg, len, 0x7111));
 	EXPECT_EQ(lp_settle_nfree(nfree - 2), nfree - 2);
-	ASSERT_EQ(lp_unshare(seg), 0);
+	ASSERT_EQ(lpsys_unshare(seg), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(lp_key_absent(7011, len));
 }
@@ -1031,14 +1016,14 @@ static int seen_by_other_process(int kind, long r, unsigned long len,
 		int ok;
 
 		if (kind == KEYED) {
-			s = lp_share(key, 0, len, PROT_READ, 0);
+			s = lpsys_share(key, 0, len, PROT_READ, 0);
 			if (!LP_OK(s))
 				_exit(3);
 			p = LP_PTR(s);
 		}
 		ok = checkw(p + at, IOLEN, seed);
 		if (kind == KEYED)
-			lp_unshare(s);
+			lpsys_unshare(s);
 		_exit(ok ? 0 : 2);
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid)
@@ -1082,7 +1067,7 @@ TEST(uring_register_buffers_large_pages_eopnotsupp)
 					   &iov, 1), EOPNOTSUPP);
 	}
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len, 0x7020 + k));
+		EXPECT_TRUE(lp_intact(r[k], len, 0x7020 + k));
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
 	/* The ring still works, and still takes an ordinary buffer. */
@@ -1263,7 +1248,7 @@ static void swap_body(void)
 		ASSERT_EQ(cg_enter(), 0);
 		mine = map_kind(PRIV, lp, 0, 0x7330);
 		ASSERT_TRUE(LP_OK(mine));
-		seg = lp_share(7030, 0, lp, RW, 0);
+		seg = lpsys_share(7030, 0, lp, RW, 0);
 		ASSERT_TRUE(LP_OK(seg));
 		lp_peer_send(&p, 1);
 
@@ -1276,13 +1261,13 @@ static void swap_body(void)
 		lp_peer_recv(&p);
 
 		EXPECT_TRUE(lp_check(anon, SWAP_ANON, 0x7333));
-		EXPECT_TRUE(intact(mine, lp, 0x7330));
-		EXPECT_TRUE(intact(seg, lp, 0x7030 + KEYED));
-		EXPECT_TRUE(intact(r[SHRD], len[SHRD], 0x7030 + SHRD));
+		EXPECT_TRUE(lp_intact(mine, lp, 0x7330));
+		EXPECT_TRUE(lp_intact(seg, lp, 0x7030 + KEYED));
+		EXPECT_TRUE(lp_intact(r[SHRD], len[SHRD], 0x7030 + SHRD));
 		lp_peer_send(&p, !harness_failed);
-		EXPECT_EQ(lp_free(mine), 0);
-		EXPECT_EQ(lp_unshare(seg), 0);
-		_exit(harness_failed ? 1 : 0);
+		EXPECT_EQ(lpsys_free(mine), 0);
+		EXPECT_EQ(lpsys_unshare(seg), 0);
+		CHILD_DONE();
 	}
 	ASSERT_GT(p.pid, 0);
 	ASSERT_EQ(lp_peer_recv(&p), 1);
@@ -1309,7 +1294,7 @@ static void swap_body(void)
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_EQ(lp_settle_nfree(hold), hold);
 	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(intact(r[k], len[k], 0x7030 + k));
+		EXPECT_TRUE(lp_intact(r[k], len[k], 0x7030 + k));
 	for (k = 0; k < NKINDS; k++)
 		ASSERT_EQ(unmap_kind(k, r[k]), 0);
 	EXPECT_EQ(lp_nfree(), nfree);

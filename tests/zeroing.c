@@ -78,13 +78,13 @@ static int read_stat(struct pool_stat *st)
 /* Get len bytes, check that they are zero, fill them with seed. */
 static long get_check_fill(unsigned long len, int flags, uint32_t seed)
 {
-	long r = lp_get(0, len, RW, flags);
+	long r = lpsys_get(0, len, RW, flags);
 
 	if (!LP_OK(r))
 		return r;
 	if (!lp_zeroed(LP_PTR(r), len)) {
 		TH_LOG("a new mapping of %lu bytes is not zero", len);
-		lp_free(r);
+		lpsys_free(r);
 		return -1;
 	}
 	lp_fill(LP_PTR(r), len, seed);
@@ -97,7 +97,7 @@ static void get_check_free(unsigned long len, int flags, uint32_t seed)
 	long r = get_check_fill(len, flags, seed);
 
 	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 }
 
 TEST(zeroing_sysfs_files_sum_to_free)
@@ -169,7 +169,7 @@ TEST(zeroing_freed_pages_are_zeroed_in_the_background)
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(zeroed_free(), 0);
 	EXPECT_EQ(unzeroed_free(), 0);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	/* Free at once, whether zeroed yet or not. */
 	EXPECT_EQ(lp_nfree(), n);
 	EXPECT_EQ(settle_zeroed(), n);
@@ -189,7 +189,7 @@ TEST(zeroing_warm_get_maps_zeroed_pages)
 				   0x5a10 + i);
 		ASSERT_TRUE(LP_OK(r));
 		EXPECT_TRUE(lp_check(LP_PTR(r), n * lp, 0x5a10 + i));
-		ASSERT_EQ(lp_free(r), 0);
+		ASSERT_EQ(lpsys_free(r), 0);
 	}
 }
 
@@ -220,14 +220,14 @@ TEST(zeroing_last_free_page_waits_for_the_thread)
 	int i;
 
 	ASSERT_GE(n, 2);
-	hold = lp_get(0, (n - 1) * lp, RW, MAP_PRIVATE);
+	hold = lpsys_get(0, (n - 1) * lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(hold));
 	for (i = 0; i < 60; i++) {
 		get_check_free(lp, MAP_PRIVATE, 0x5c00 + i);
 		if (i % 3 == 2)
 			usleep(i * 50);	/* let the thread pick it up */
 	}
-	ASSERT_EQ(lp_free(hold), 0);
+	ASSERT_EQ(lpsys_free(hold), 0);
 }
 
 /* A keyed segment's pages, destroyed with their data and created again. */
@@ -239,11 +239,11 @@ TEST(zeroing_keyed_segment_recreated_is_zero)
 
 	ASSERT_GE(n, 2);
 	for (i = 0; i < 20; i++) {
-		r = lp_share(KEY0, 0, n * lp, RW, IPC_CREAT | IPC_EXCL | 0600);
+		r = lpsys_share(KEY0, 0, n * lp, RW, IPC_CREAT | IPC_EXCL | 0600);
 		ASSERT_TRUE(LP_OK(r));
 		EXPECT_TRUE(lp_zeroed(LP_PTR(r), n * lp));
 		lp_fill(LP_PTR(r), n * lp, 0x5d00 + i);
-		ASSERT_EQ(lp_unshare(r), 0);
+		ASSERT_EQ(lpsys_unshare(r), 0);
 		if (i % 4 == 3)
 			ASSERT_GE(settle_zeroed(), 0);
 	}
@@ -260,19 +260,19 @@ TEST(zeroing_shrink_racing_the_thread_takes_every_free_page)
 	int i;
 
 	ASSERT_GE(n, 3);
-	hold = lp_get(0, (n - 2) * lp, RW, MAP_SHARED);
+	hold = lpsys_get(0, (n - 2) * lp, RW, MAP_SHARED);
 	ASSERT_TRUE(LP_OK(hold));
 	for (i = 0; i < 20; i++) {
 		get_check_free(2 * lp, MAP_PRIVATE, 0x5e00 + i);
-		ASSERT_EQ(lp_resize(-2), 0);
+		ASSERT_EQ(sysctl_resize(-2), 0);
 		EXPECT_EQ(lp_total(), total - 2);
 		EXPECT_EQ(lp_nfree(), 0);
-		ASSERT_EQ(lp_resize(2), 0);
+		ASSERT_EQ(sysctl_resize(2), 0);
 		ASSERT_EQ(lp_total(), total);
 		/* Fresh pages from the buddy allocator: zeroed before use. */
 		get_check_free(2 * lp, MAP_SHARED, 0x5e80 + i);
 	}
-	ASSERT_EQ(lp_free(hold), 0);
+	ASSERT_EQ(lpsys_free(hold), 0);
 }
 
 static void churn(void *arg)
@@ -294,7 +294,7 @@ static void churn(void *arg)
 			_exit(1);
 		if (!lp_check(LP_PTR(r), len, s))
 			_exit(2);
-		if (lp_free(r))
+		if (lpsys_free(r))
 			_exit(3);
 		if ((s >> 20) % n == 0)
 			usleep(500);
@@ -308,7 +308,7 @@ static void resizer(void *arg)
 
 	(void)arg;
 	while (time(NULL) < end) {
-		if (lp_resize(-1) || lp_resize(1))
+		if (sysctl_resize(-1) || sysctl_resize(1))
 			_exit(1);
 		usleep(2000);
 	}
@@ -345,7 +345,7 @@ TEST(zeroing_smp_churn_never_sees_dirty_pages)
 	 */
 	grow = total - lp_total();
 	if (grow)
-		ASSERT_EQ(lp_resize(grow), 0);
+		ASSERT_EQ(sysctl_resize(grow), 0);
 	EXPECT_EQ(lp_total(), total);
 	EXPECT_GE(settle_zeroed(), 0);
 }
@@ -364,14 +364,14 @@ TEST(zeroing_page_referenced_past_free_is_zeroed_after)
 	int fds[2];
 
 	ASSERT_GE(n, 2);
-	r = lp_get(0, lp, RW, MAP_PRIVATE);
+	r = lpsys_get(0, lp, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), lp, 0x5f01);
 	ASSERT_EQ(pipe(fds), 0);
 	iov.iov_base = LP_PTR(r);
 	iov.iov_len = len;
 	ASSERT_EQ(vmsplice(fds[1], &iov, 1, 0), len);
-	ASSERT_EQ(lp_free(r), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_nfree(), n - 1);
 
 	rest = get_check_fill((n - 1) * lp, MAP_PRIVATE, 0x5f02);
@@ -387,8 +387,8 @@ TEST(zeroing_page_referenced_past_free_is_zeroed_after)
 	r = get_check_fill(lp, MAP_PRIVATE, 0x5f03);
 	EXPECT_TRUE(LP_OK(r));
 	if (LP_OK(r))
-		ASSERT_EQ(lp_free(r), 0);
-	ASSERT_EQ(lp_free(rest), 0);
+		ASSERT_EQ(lpsys_free(r), 0);
+	ASSERT_EQ(lpsys_free(rest), 0);
 }
 
 /* Does the kernel log, from its last "PM: suspend entry" on, name task? */
@@ -520,13 +520,13 @@ static void fifo_spinner(int cpu, int secs)
 /* Create key for len bytes (it must not exist), check it is zero, leave. */
 static void creator(int key, unsigned long len)
 {
-	long r = lp_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
+	long r = lpsys_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
 
 	if (!LP_OK(r))
 		_exit(1);
 	if (!lp_zeroed(LP_PTR(r), len))
 		_exit(2);
-	_exit(lp_unshare(r) ? 3 : 0);
+	_exit(lpsys_unshare(r) ? 3 : 0);
 }
 
 #define SPIN_SECS 8
@@ -562,15 +562,15 @@ TEST(zeroing_detach_does_not_wait_behind_a_creator_waiting_for_the_thread)
 
 	if (lp_peer_fork(&d) == 0) {
 		struct timespec t0, t1;
-		long r = lp_share(KEY0 + 10, 0, lp, RW,
-				  IPC_CREAT | IPC_EXCL | 0600);
+		long r = lpsys_share(KEY0 + 10, 0, lp, RW,
+				     IPC_CREAT | IPC_EXCL | 0600);
 
 		if (!LP_OK(r))
 			_exit(1);
 		lp_peer_send(&d, 0);
 		lp_peer_recv(&d);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (lp_unshare(r))
+		if (lpsys_unshare(r))
 			_exit(2);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		lp_peer_send(&d, (t1.tv_sec - t0.tv_sec) * 1000 +

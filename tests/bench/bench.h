@@ -309,8 +309,8 @@ static inline char *seg_attach(struct seg *s, int create)
 
 	switch (s->kind) {
 	case SEG_OURS:
-		r = lp_share(s->key, 0, seg_len, PROT_READ | PROT_WRITE,
-			     create ? IPC_CREAT | IPC_EXCL | 0600 : 0);
+		r = lpsys_share(s->key, 0, seg_len, PROT_READ | PROT_WRITE,
+				create ? IPC_CREAT | IPC_EXCL | 0600 : 0);
 		if (!LP_OK(r))
 			bench_die("share_large_pages key %#x", s->key);
 		return LP_PTR(r);
@@ -329,7 +329,7 @@ static inline void seg_detach(struct seg *s, char *p)
 {
 	switch (s->kind) {
 	case SEG_OURS:
-		if (lp_unshare((unsigned long)p))
+		if (lpsys_unshare((unsigned long)p))
 			bench_die("unshare_large_pages");
 		break;
 	case SEG_HUGETLB:

@@ -57,7 +57,7 @@ static char *alloc(int kind)
 
 	switch (kind) {
 	case K_OURS:
-		r = lp_get(0, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+		r = lpsys_get(0, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE);
 		if (!LP_OK(r))
 			bench_die("get_large_pages");
 		return LP_PTR(r);
@@ -79,7 +79,7 @@ static char *alloc(int kind)
 
 static void release(int kind, char *p)
 {
-	if (kind == K_OURS ? lp_free((unsigned long)p) : munmap(p, SEG_LEN))
+	if (kind == K_OURS ? lpsys_free((unsigned long)p) : munmap(p, SEG_LEN))
 		bench_die("free %s", kind_name[kind]);
 }
 

@@ -61,7 +61,7 @@ static double cpu_ms(pid_t pid)
 
 static long get_or_die(unsigned long len)
 {
-	long r = lp_get(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	long r = lpsys_get(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE);
 
 	if (!LP_OK(r))
 		bench_die("get_large_pages(%lu MiB)", len / MiB);
@@ -70,7 +70,7 @@ static long get_or_die(unsigned long len)
 
 static void free_or_die(long r)
 {
-	if (lp_free(r))
+	if (lpsys_free(r))
 		bench_die("free_large_pages");
 }
 

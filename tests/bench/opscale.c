@@ -25,12 +25,12 @@ static long one_op(int kind, unsigned long len)
 	long r;
 
 	if (kind == K_OURS) {
-		r = lp_get(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+		r = lpsys_get(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE);
 		if (!LP_OK(r))
 			return -1;
 		p = LP_PTR(r);
 		((volatile char *)p)[len / 2] = 1;
-		return lp_free(r) ? -1 : 0;
+		return lpsys_free(r) ? -1 : 0;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);

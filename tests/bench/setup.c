@@ -41,7 +41,7 @@ static char *alloc(int kind)
 	switch (kind) {
 	case K_OURS:
 	case K_OURS_COLD:
-		r = lp_get(0, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+		r = lpsys_get(0, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE);
 		if (!LP_OK(r))
 			bench_die("get_large_pages");
 		return LP_PTR(r);
@@ -59,7 +59,7 @@ static char *alloc(int kind)
 static void release(int kind, char *p)
 {
 	if (kind == K_OURS || kind == K_OURS_COLD ?
-	    lp_free((unsigned long)p) : munmap(p, SEG_LEN))
+	    lpsys_free((unsigned long)p) : munmap(p, SEG_LEN))
 		bench_die("free %s", kind_name[kind]);
 }
 
