@@ -387,3 +387,148 @@ TEST(inherit_key_survives_creator_exit_while_child_holds_it)
 	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
 	EXPECT_TRUE(lp_key_absent(2005, len));
 }
+
+/*
+ * fork() failing half-way, with fault injection: each fork of a process
+ * holding a shared segment fails the allocation after the first space
+ * bytes the forking task asks for (failslab: slab objects; then
+ * fail_page_alloc: pages, page tables among them), space growing until a
+ * fork gets through untouched. Many of the children torn down part-built
+ * had the segment's entries copied already, and exit_mmap() clears them:
+ * nothing may be left behind. The parent's mapping keeps its data, its
+ * LargePages: line and the pool's counts stay as they were, no splat
+ * (a leaked entry is "Bad rss-counter state"), and once the segment is
+ * freed the whole pool is back.
+ */
+#define FAULT_DIR DEBUGFS "/"
+
+static int fault_set(const char *attr, const char *file, long v)
+{
+	char path[128], text[32];
+
+	snprintf(path, sizeof(path), FAULT_DIR "%s/%s", attr, file);
+	snprintf(text, sizeof(text), "%ld", v);
+	return write_text(path, text);
+}
+
+static int fault_yn(const char *attr, const char *file, int yes)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), FAULT_DIR "%s/%s", attr, file);
+	return write_text(path, yes ? "Y" : "N");
+}
+
+static long fault_get(const char *attr, const char *file)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), FAULT_DIR "%s/%s", attr, file);
+	return read_long(path);
+}
+
+/* Every allocation of a make-it-fail task may fail, once. */
+static int fault_arm(const char *attr, long space)
+{
+	int ret = fault_yn(attr, "task-filter", 1) ?:
+		fault_yn(attr, "ignore-gfp-wait", 0) ?:
+		fault_set(attr, "probability", 100) ?:
+		fault_set(attr, "interval", 1) ?:
+		fault_set(attr, "verbose", 0) ?:
+		fault_set(attr, "space", space) ?:
+		fault_set(attr, "times", 1);
+
+	if (!ret && !strcmp(attr, "fail_page_alloc"))
+		ret = fault_yn(attr, "ignore-gfp-highmem", 0) ?:
+			fault_set(attr, "min-order", 0);
+	return ret;
+}
+
+static void fault_disarm(const char *attr)
+{
+	fault_set(attr, "probability", 0);
+	fault_set(attr, "times", 0);
+	fault_set(attr, "space", 0);
+}
+
+struct sweep {
+	int forks, failed, done;
+};
+
+/* Fork with the fault armed after space bytes; 1 when one got through. */
+static int fork_once(const char *attr, long space, int mif, struct sweep *sw)
+{
+	pid_t pid;
+	int st;
+
+	if (fault_arm(attr, space))
+		return -1;
+	if (pwrite(mif, "1", 1, 0) != 1)
+		return -1;
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pwrite(mif, "0", 1, 0) != 1)
+		return -1;
+	sw->forks++;
+	if (pid < 0) {
+		sw->failed++;
+		fault_disarm(attr);
+		return 0;
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	/* The fault still armed: the fork made every allocation. */
+	st = fault_get(attr, "times") == 1;
+	fault_disarm(attr);
+	return st;
+}
+
+static void fork_sweep(const char *attr, long step, char *p,
+		       unsigned long len, struct sweep *sw)
+{
+	long kb = status_kb(0, "LargePages:"), nfree = lp_nfree(), space;
+	int mif = open("/proc/self/make-it-fail", O_WRONLY), r = 0;
+
+	ASSERT_GE(mif, 0);
+	for (space = 0; space < 4096 * step && r == 0; space += step) {
+		r = fork_once(attr, space, mif, sw);
+		ASSERT_GE(r, 0);
+		if (sw->forks % 64 == 0)
+			EXPECT_TRUE(lp_check(p, len, 0x2f00));
+		EXPECT_EQ(status_kb(0, "LargePages:"), kb);
+		EXPECT_EQ(lp_nfree(), nfree);
+	}
+	close(mif);
+	sw->done = r == 1;
+	TH_LOG("%s: %d forks, %d failed, space up to %ld", attr, sw->forks,
+	       sw->failed, space - step);
+}
+
+TEST(inherit_fork_failing_half_way_leaves_nothing)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree(), r;
+	struct sweep slab = { 0 }, page = { 0 };
+
+	ASSERT_EQ(lp_debugfs(), 0);
+	if (access(FAULT_DIR "failslab", F_OK) ||
+	    access(FAULT_DIR "fail_page_alloc", F_OK))
+		SKIP("no failslab or fail_page_alloc (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	r = lpsys_get(0, len, RW, MAP_SHARED);
+	ASSERT_TRUE(LP_OK(r));
+	lp_fill(LP_PTR(r), len, 0x2f00);
+
+	fork_sweep("failslab", 32, LP_PTR(r), len, &slab);
+	fork_sweep("fail_page_alloc", 4096, LP_PTR(r), len, &page);
+	/* Each sweep failed forks, and ended with one that got through. */
+	EXPECT_GT(slab.failed, 0);
+	EXPECT_TRUE(slab.done);
+	EXPECT_GT(page.failed, 0);
+	EXPECT_TRUE(page.done);
+
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2f00));
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	EXPECT_EQ(status_kb(0, "LargePages:"), 0);
+}
