@@ -390,10 +390,10 @@ TEST(inherit_key_survives_creator_exit_while_child_holds_it)
 
 /*
  * fork() failing half-way, with fault injection: each fork of a process
- * holding a shared segment fails the allocation after the first space
- * bytes the forking task asks for (failslab: slab objects; then
- * fail_page_alloc: pages, page tables among them), space growing until a
- * fork gets through untouched. Many of the children torn down part-built
+ * holding a shared segment fails the first allocation past a budget the
+ * forking task may use (failslab: bytes of slab objects; then
+ * fail_page_alloc: pages, page tables among them), the budget growing
+ * until a fork gets through untouched. Many of the children torn down part-built
  * had the segment's entries copied already, and exit_mmap() clears them:
  * nothing may be left behind. The parent's mapping keeps its data, its
  * LargePages: line and the pool's counts stay as they were, no splat
@@ -520,7 +520,7 @@ TEST(inherit_fork_failing_half_way_leaves_nothing)
 	lp_fill(LP_PTR(r), len, 0x2f00);
 
 	fork_sweep("failslab", 32, LP_PTR(r), len, &slab);
-	fork_sweep("fail_page_alloc", 4096, LP_PTR(r), len, &page);
+	fork_sweep("fail_page_alloc", 1, LP_PTR(r), len, &page);
 	/* Each sweep failed forks, and ended with one that got through. */
 	EXPECT_GT(slab.failed, 0);
 	EXPECT_TRUE(slab.done);
