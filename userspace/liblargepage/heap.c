@@ -66,6 +66,8 @@ static int heap_on;				/* counting spills */
 static pthread_mutex_t spill_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { unsigned long start, end; } spills[MAX_SPILLS];
 static unsigned long spill_now, spill_peak, spill_maps;
+/* stderr, kept: programs (coreutils) close fd 2 in an atexit handler. */
+static int report_fd = -1;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -251,7 +253,8 @@ __attribute__((destructor)) static void heap_report(void)
 			return;
 		}
 	}
-	while (write(STDERR_FILENO, line, n) < 0 && errno == EINTR)
+	fd = report_fd >= 0 ? report_fd : STDERR_FILENO;
+	while (write(fd, line, n) < 0 && errno == EINTR)
 		;
 }
 
@@ -318,6 +321,7 @@ LP_HIDDEN void lp_heap_init(void)
 	}
 	region = r;
 	region_len = len;
+	report_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 64);
 	__atomic_store_n(&heap_on, 1, __ATOMIC_RELAXED);
 	/* Committed and zeroed; not "large": mimalloc skips those for new threads. */
 	if (!manage((void *)region, len, 1, 0, 1, -1)) {
