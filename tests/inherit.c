@@ -565,7 +565,7 @@ TEST(inherit_fork_failing_half_way_leaves_nothing)
  * normal pages; never a hole, never the parent's pages.
  */
 #ifndef LP_COPY_ON_FORK
-#define LP_COPY_ON_FORK 0x100000
+#define LP_COPY_ON_FORK 0x200000
 #endif
 #define COPY (MAP_PRIVATE | LP_COPY_ON_FORK)
 
@@ -582,6 +582,10 @@ TEST(inherit_copy_flag_is_private_and_writable_only)
 	EXPECT_EQ(errno, EINVAL);
 	errno = 0;
 	EXPECT_EQ(lpsys_get(0, len, RW, LP_COPY_ON_FORK), -1);
+	EXPECT_EQ(errno, EINVAL);
+	/* Not MAP_FIXED_NOREPLACE's bit: that stays an error. */
+	errno = 0;
+	EXPECT_EQ(lpsys_get(0, len, RW, MAP_PRIVATE | MAP_FIXED_NOREPLACE), -1);
 	EXPECT_EQ(errno, EINVAL);
 	EXPECT_EQ(lp_nfree(), nfree);
 }

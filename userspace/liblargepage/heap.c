@@ -47,7 +47,7 @@
 #include <linux/largepage.h>
 #endif
 #ifndef LP_COPY_ON_FORK
-#define LP_COPY_ON_FORK	0x100000
+#define LP_COPY_ON_FORK	0x200000
 #endif
 
 #define HEAP_ENV	"LARGEPAGE_HEAP"
