@@ -128,6 +128,77 @@ TEST(large_mappings_add_no_page_tables)
 	EXPECT_EQ(large, 0);
 }
 
+/* Does any mapping of this process meet [start, end)? */
+static int maps_meet(unsigned long start, unsigned long end)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long s, e;
+	char line[512];
+	int meet = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s < end && e > start)
+			meet = 1;
+	fclose(f);
+	return meet;
+}
+
+#define GIB (1UL << 30)
+
+/*
+ * A child maps one large page alone in its second GiB, frees it and
+ * maps it again, and reports VmPTE after each step through a pipe. With
+ * PAE the GiB's PMD page came with the mm; freeing the GiB's only
+ * mapping must not free it, or the next attach allocates it again and
+ * reloads CR3 for it (pud_populate()). Without PAE there is no PMD page.
+ */
+static void remap_alone(void *arg)
+{
+	unsigned long lp = lp_size();
+	long pt[3], r;
+	int *fds = arg;
+
+	if (maps_meet(GIB, 2 * GIB))
+		_exit(5);
+	pt[0] = page_tables();
+	r = lpsys_get(GIB, lp, RW, MAP_PRIVATE);
+	if (!LP_OK(r) || r != (long)GIB)
+		_exit(1);
+	if (lpsys_free(r))
+		_exit(2);
+	pt[1] = page_tables();
+	r = lpsys_get(GIB, lp, RW, MAP_PRIVATE);
+	if (!LP_OK(r) || r != (long)GIB)
+		_exit(3);
+	pt[2] = page_tables();
+	lpsys_free(r);
+	if (write(fds[1], pt, sizeof(pt)) != sizeof(pt))
+		_exit(4);
+	_exit(0);
+}
+
+TEST(freeing_a_gibs_only_mapping_keeps_its_page_table)
+{
+	long pt[3] = { -1, -1, -1 };
+	int fds[2], st;
+
+	ASSERT_GE(lp_nfree(), 1);
+	ASSERT_EQ(pipe(fds), 0);
+	st = run_child(remap_alone, fds);
+	/* 5: the test's own process had a mapping in that GiB. */
+	ASSERT_TRUE(CHILD_EXITED(st, 0));
+	ASSERT_EQ(read(fds[0], pt, sizeof(pt)), sizeof(pt));
+	close(fds[0]);
+	close(fds[1]);
+	TH_LOG("VmPTE %ld kB, after the free %ld kB, after the second get %ld kB",
+	       pt[0], pt[1], pt[2]);
+	EXPECT_GT(pt[0], 0);
+	EXPECT_EQ(pt[1], pt[0]);
+	EXPECT_EQ(pt[2], pt[0]);
+}
+
 /*
  * The kernel's own page-table dump (CONFIG_PTDUMP_DEBUGFS): every line
  * of current_kernel that meets [addr, addr + len) must be a present
