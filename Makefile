@@ -65,8 +65,11 @@ tests: kernel
 	@$(MAKE) -s -C tests/bench OUT=$(BUILD)/bench-bin KHDR=$(KHDR) DESTDIR=$(BUILD)/install install
 
 # debootstrap's second stage boots the first kernel (this host runs no i386).
+# The packages beyond minbase: mimalloc for lpctl run --heap, and the
+# programs its tests run (python3's os.fork(), strace -f).
+ROOTFS_PACKAGES = libmimalloc2.0,python3-minimal,strace
 rootfs: tests
-	@scripts/make-rootfs $(BUILD)/obj-$(firstword $(FLAVOURS))/arch/x86/boot/bzImage
+	@scripts/make-rootfs --include $(ROOTFS_PACKAGES) $(BUILD)/obj-$(firstword $(FLAVOURS))/arch/x86/boot/bzImage
 
 test: rootfs
 	@scripts/run-tests $(FLAVOURS)

@@ -63,6 +63,7 @@ series_snapshot() {
 		mkdir -p "$SERIES_TREE/$(dirname "$f")"
 		cp -p "$SRC/$f" "$SERIES_TREE/$f"
 	done
+	series_patches >"$SERIES_TREE/.series"
 	series_digest >"$SERIES_STAMP"
 }
 

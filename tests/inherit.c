@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Large-page mappings across fork, exit, kill and execve. */
+#include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/rseq.h>
+#if __has_include(<linux/largepage.h>)
+#include <linux/largepage.h>
+#endif
 #include "lp.h"
 
 #define RW (PROT_READ | PROT_WRITE)
@@ -484,6 +489,26 @@ static int fork_once(const char *attr, long space, int mif, struct sweep *sw)
 	return st;
 }
 
+/*
+ * No rseq area for the sweeping thread: between a fork that got through
+ * and the disarm, the fault is still armed, and the kernel's rseq update
+ * on the way back to user space writes this thread's TLS page, which the
+ * fork made copy-on-write. An injected failure there is a SIGSEGV (a
+ * kernel-mode fault rseq cannot fix up), not the fork's: the longer the
+ * fork (a copied segment), the likelier a migration asks for that update.
+ */
+static void rseq_off(void)
+{
+	static int done;
+
+	if (done++)
+		return;
+	if (__rseq_size && syscall(__NR_rseq,
+				   (char *)__builtin_thread_pointer() + __rseq_offset,
+				   32, RSEQ_FLAG_UNREGISTER, RSEQ_SIG))
+		TH_LOG("rseq unregister: %s", strerror(errno));
+}
+
 static void fork_sweep(const char *attr, long step, char *p,
 		       unsigned long len, struct sweep *sw)
 {
@@ -491,6 +516,7 @@ static void fork_sweep(const char *attr, long step, char *p,
 	int mif = open("/proc/self/make-it-fail", O_WRONLY), r = 0;
 
 	ASSERT_GE(mif, 0);
+	rseq_off();
 	for (space = 0; space < 4096 * step && r == 0; space += step) {
 		r = fork_once(attr, space, mif, sw);
 		ASSERT_GE(r, 0);
@@ -526,6 +552,327 @@ TEST(inherit_fork_failing_half_way_leaves_nothing)
 	EXPECT_TRUE(slab.done);
 	EXPECT_GT(page.failed, 0);
 	EXPECT_TRUE(page.done);
+
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2f00));
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	EXPECT_EQ(status_kb(0, "LargePages:"), 0);
+}
+
+/*
+ * get_large_pages(MAP_PRIVATE | LP_COPY_ON_FORK), a heap's segment: fork
+ * gives the child its own copy, from the pool when it has room, else in
+ * normal pages; never a hole, never the parent's pages.
+ */
+#ifndef LP_COPY_ON_FORK
+#define LP_COPY_ON_FORK 0x200000
+#endif
+#define COPY (MAP_PRIVATE | LP_COPY_ON_FORK)
+
+TEST(inherit_copy_flag_is_private_and_writable_only)
+{
+	unsigned long len = lp_size();
+	long nfree = lp_nfree();
+
+	errno = 0;
+	EXPECT_EQ(lpsys_get(0, len, RW, MAP_SHARED | LP_COPY_ON_FORK), -1);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_EQ(lpsys_get(0, len, PROT_READ, COPY), -1);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_EQ(lpsys_get(0, len, RW, LP_COPY_ON_FORK), -1);
+	EXPECT_EQ(errno, EINVAL);
+	/* Not MAP_FIXED_NOREPLACE's bit: that stays an error. */
+	errno = 0;
+	EXPECT_EQ(lpsys_get(0, len, RW, MAP_PRIVATE | MAP_FIXED_NOREPLACE), -1);
+	EXPECT_EQ(errno, EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+TEST(inherit_copy_child_gets_its_own_copy_from_the_pool)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree(), r;
+	struct lp_peer p;
+	int st;
+
+	r = lpsys_get(0, len, RW, COPY);
+	ASSERT_TRUE(LP_OK(r));
+	lp_fill(LP_PTR(r), len, 0x2200);
+	if (lp_peer_fork(&p) == 0) {
+		/* The parent's data, in the child's own large pages. */
+		EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2200));
+		EXPECT_EQ(status_kb(0, "LargePages:"), (long)(len >> 10));
+		lp_fill(LP_PTR(r), len, 0x2300);
+		lp_peer_send(&p, lp_nfree());
+		lp_peer_recv(&p);
+		/* The parent wrote meanwhile: not here. */
+		EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2300));
+		CHILD_DONE();
+	}
+	ASSERT_GT(p.pid, 0);
+	EXPECT_EQ(lp_peer_recv(&p), nfree - 4);
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2200));
+	lp_fill(LP_PTR(r), len, 0x2400);
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2400));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/*
+ * Map every free page of the pool into *rest (0: none was free); 0, or
+ * -1 if the call failed.
+ */
+static int take_rest(long *rest)
+{
+	long n = lp_nfree(), r;
+
+	*rest = 0;
+	if (n <= 0)
+		return 0;
+	r = lpsys_get(0, n * lp_size(), RW, MAP_PRIVATE);
+	if (!LP_OK(r))
+		return -1;
+	*rest = r;
+	return 0;
+}
+
+TEST(inherit_copy_pool_short_gives_normal_pages)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree(), r, rest;
+	struct lp_peer p;
+	int st;
+
+	r = lpsys_get(0, len, RW, COPY);
+	ASSERT_TRUE(LP_OK(r));
+	lp_fill(LP_PTR(r), len, 0x2201);
+	ASSERT_EQ(take_rest(&rest), 0);
+	ASSERT_EQ(lp_nfree(), 0);
+	if (lp_peer_fork(&p) == 0) {
+		EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2201));
+		/* Normal pages: none of the pool's, and all of them there. */
+		EXPECT_EQ(status_kb(0, "LargePages:"), 0);
+		EXPECT_GE(status_kb(0, "RssAnon:"), (long)(len >> 10));
+		lp_fill(LP_PTR(r), len, 0x2301);
+		lp_peer_send(&p, 0);
+		lp_peer_recv(&p);
+		EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2301));
+		/* Ordinary memory from now on: munmap() works on it. */
+		EXPECT_EQ(munmap(LP_PTR(r), len), 0);
+		CHILD_DONE();
+	}
+	ASSERT_GT(p.pid, 0);
+	lp_peer_recv(&p);
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2201));
+	lp_fill(LP_PTR(r), len, 0x2401);
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2401));
+	EXPECT_EQ(lp_nfree(), 0);
+	if (rest)
+		ASSERT_EQ(lpsys_free(rest), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+TEST(inherit_copy_child_execs_at_once)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree(), r;
+	pid_t pid;
+	int st;
+
+	r = lpsys_get(0, len, RW, COPY);
+	ASSERT_TRUE(LP_OK(r));
+	lp_fill(LP_PTR(r), len, 0x2202);
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	/* The child's copy went back at exec. */
+	EXPECT_EQ(lp_settle_nfree(nfree - 2), nfree - 2);
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2202));
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/* _Fork() and clone() without CLONE_VM, raw: the kernel copies too. */
+TEST(inherit_copy_raw_fork_and_clone_copy_too)
+{
+	unsigned long len = lp_size();
+	long nfree = lp_nfree(), r, pid;
+	int i, st;
+
+	r = lpsys_get(0, len, RW, COPY);
+	ASSERT_TRUE(LP_OK(r));
+	for (i = 0; i < 2; i++) {
+		lp_fill(LP_PTR(r), len, 0x2203 + i);
+		pid = i ? syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0) :
+			  syscall(SYS_fork);
+		if (pid == 0) {
+			if (!lp_check(LP_PTR(r), len, 0x2203 + i))
+				syscall(SYS_exit_group, 2);
+			lp_fill(LP_PTR(r), len, 0x2303);
+			syscall(SYS_exit_group, 0);
+		}
+		ASSERT_GT(pid, 0);
+		ASSERT_EQ(waitpid(pid, &st, 0), pid);
+		EXPECT_TRUE(CHILD_EXITED(st, 0));
+		EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2203 + i));
+	}
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/*
+ * Atomic for the parent's other threads: a writer stores n in the first
+ * large page, then n in the last one, over and over. Any snapshot fork
+ * took at one instant has first == last or first == last + 1; a copy
+ * made while the writer ran on would find the last page ahead.
+ */
+struct writer {
+	volatile unsigned long *first, *last;
+	volatile int stop;
+};
+
+static void *write_loop(void *arg)
+{
+	struct writer *w = arg;
+	unsigned long n = 0;
+
+	while (!w->stop) {
+		n++;
+		*w->first = n;
+		*w->last = n;
+	}
+	return NULL;
+}
+
+static int snapshot_ok(struct writer *w)
+{
+	unsigned long f = *w->first, l = *w->last;
+
+	if (f == l || f == l + 1)
+		return 1;
+	printf("# torn copy: first %lu, last %lu\n", f, l);
+	return 0;
+}
+
+TEST(inherit_copy_is_atomic_for_writing_threads)
+{
+	unsigned long len = 8 * lp_size();
+	long nfree = lp_nfree(), r;
+	struct writer w = { 0 };
+	pthread_t t;
+	int i, bad = 0, forks = 20;
+
+	if (nfree < 16)
+		SKIP("the pool has %ld free pages, the test needs 16", nfree);
+	r = lpsys_get(0, len, RW, COPY);
+	ASSERT_TRUE(LP_OK(r));
+	w.first = (unsigned long *)LP_PTR(r);
+	w.last = (unsigned long *)(LP_PTR(r) + len - lp_size());
+	ASSERT_EQ(pthread_create(&t, NULL, write_loop, &w), 0);
+	for (i = 0; i < forks; i++) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0)
+			_exit(snapshot_ok(&w) ? 0 : 1);
+		ASSERT_GT(pid, 0);
+		ASSERT_EQ(waitpid(pid, &st, 0), pid);
+		bad += !CHILD_EXITED(st, 0);
+	}
+	w.stop = 1;
+	pthread_join(t, NULL);
+	EXPECT_GT(*w.first, 0);
+	EXPECT_EQ(bad, 0);
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+struct thread_fork {
+	char *p;
+	unsigned long len;
+	int status;
+};
+
+static void *fork_from_thread(void *arg)
+{
+	struct thread_fork *tf = arg;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (!lp_check(tf->p, tf->len, 0x2205))
+			_exit(2);
+		lp_fill(tf->p, tf->len, 0x2305);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &tf->status, 0) != pid)
+		tf->status = -1;
+	return NULL;
+}
+
+TEST(inherit_copy_fork_from_a_second_thread)
+{
+	struct thread_fork tf = { .len = 2 * lp_size() };
+	long nfree = lp_nfree(), r;
+	pthread_t t;
+
+	r = lpsys_get(0, tf.len, RW, COPY);
+	ASSERT_TRUE(LP_OK(r));
+	tf.p = LP_PTR(r);
+	lp_fill(tf.p, tf.len, 0x2205);
+	ASSERT_EQ(pthread_create(&t, NULL, fork_from_thread, &tf), 0);
+	pthread_join(t, NULL);
+	EXPECT_TRUE(CHILD_EXITED(tf.status, 0));
+	EXPECT_TRUE(lp_check(tf.p, tf.len, 0x2205));
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/*
+ * As inherit_fork_failing_half_way_leaves_nothing, for a copied segment:
+ * with room in the pool (the copy's segment, file and pages), and with
+ * none (the normal pages, page by page: fail_page_alloc steps 16 pages).
+ */
+TEST(inherit_copy_fork_failing_half_way_leaves_nothing)
+{
+	unsigned long len = lp_size();
+	long nfree = lp_nfree(), r, rest;
+	struct sweep slab = { 0 }, page = { 0 }, normal = { 0 };
+
+	ASSERT_EQ(lp_debugfs(), 0);
+	if (access(FAULT_DIR "failslab", F_OK) ||
+	    access(FAULT_DIR "fail_page_alloc", F_OK))
+		SKIP("no failslab or fail_page_alloc (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	r = lpsys_get(0, len, RW, COPY);
+	ASSERT_TRUE(LP_OK(r));
+	lp_fill(LP_PTR(r), len, 0x2f00);
+
+	fork_sweep("failslab", 32, LP_PTR(r), len, &slab);
+	fork_sweep("fail_page_alloc", 1, LP_PTR(r), len, &page);
+	ASSERT_EQ(take_rest(&rest), 0);
+	fork_sweep("fail_page_alloc", 16, LP_PTR(r), len, &normal);
+	if (rest)
+		ASSERT_EQ(lpsys_free(rest), 0);
+	EXPECT_GT(slab.failed, 0);
+	EXPECT_TRUE(slab.done);
+	EXPECT_GT(page.failed, 0);
+	EXPECT_TRUE(page.done);
+	EXPECT_GT(normal.failed, 0);
+	EXPECT_TRUE(normal.done);
 
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2f00));
 	ASSERT_EQ(lpsys_free(r), 0);

@@ -310,12 +310,25 @@ static void statm_roundtrip(int flags, int key)
 		EXPECT_GE(b.shared - a.shared, n);
 		EXPECT_LE(b.shared - a.shared, n + STATM_SLACK);
 		EXPECT_LE(c.shared, a.shared + STATM_SLACK);
+	} else {
+		/* The process's own memory: anonymous, not shared. */
+		EXPECT_LE(b.shared, a.shared + STATM_SLACK);
 	}
 }
 
 TEST(procfs_statm_counts_private_mapping_resident)
 {
 	statm_roundtrip(MAP_PRIVATE, 0);
+}
+
+#ifndef LP_COPY_ON_FORK
+#define LP_COPY_ON_FORK 0x200000
+#endif
+
+/* A heap's segment, which fork() copies, is as private as MAP_PRIVATE. */
+TEST(procfs_statm_counts_copied_on_fork_mapping_as_private)
+{
+	statm_roundtrip(MAP_PRIVATE | LP_COPY_ON_FORK, 0);
 }
 
 TEST(procfs_statm_counts_shared_mapping_resident_and_shared)

@@ -403,6 +403,16 @@ TEST(sysctl_writer_behind_a_held_grow_is_killable)
 				 proc_state(hog) != 'S'); i++)
 		usleep(10000);
 	ASSERT_EQ(proc_field(hog, 41), SCHED_FIFO);
+	/*
+	 * The busy loop first, then the holder on its CPU: the holder gets
+	 * a thousandth of CPU 0 from its first instruction, so its grow is
+	 * slow however the host schedules the vCPUs (starting the loop once
+	 * the grow was seen to begin lost that race on a loaded host: the
+	 * grow was all but done before the loop ran).
+	 */
+	EXPECT_EQ(write(go[1], &c, 1), 1);
+	for (i = 0; i < 1000 && proc_state(hog) != 'R'; i++)
+		usleep(10000);
 	holder = fork();
 	ASSERT_GE(holder, 0);
 	if (holder == 0) {
@@ -410,15 +420,11 @@ TEST(sysctl_writer_behind_a_held_grow_is_killable)
 		snprintf(text, sizeof(text), "%ld\n", total + HELD_GROW);
 		_exit(write_text(NR_PAGES, text) ? 6 : 0);
 	}
-	/*
-	 * The first page added: the holder is in its grow, with the mutex.
-	 * Watched without a pause, on the other CPU: the grow is quick.
-	 */
-	for (i = 0; i < 2000000 && grown == total; i++)
-		grown = read_long(NR_PAGES);
-	EXPECT_EQ(write(go[1], &c, 1), 1);
-	usleep(50000);
-	grown = lp_total();
+	/* The first page added: the holder is in its grow, with the mutex. */
+	for (i = 0; i < 6000 && grown == total; i++) {
+		usleep(10000);
+		grown = lp_total();
+	}
 	TH_LOG("the grow holds the resize mutex: %ld pages, was %ld; holder on CPU %d, busy loop on CPU %d (%c, policy %d)",
 	       grown, total, proc_field(holder, 39), proc_field(hog, 39),
 	       proc_state(hog) ?: '-', proc_field(hog, 41));

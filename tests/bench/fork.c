@@ -5,11 +5,49 @@
  * is fork() as the parent sees it; fork_exit_wait_ms adds the child's
  * _exit and the parent's waitpid. Each repetition is the mean of FORKS
  * forks after one warm-up fork. Faults: the parent's (copy-on-write of
- * its own data afterwards) and the child's. "none" holds no segment.
+ * its own data afterwards) and the child's. exit_ms is the exit of a
+ * child that uses the segment (it touched every page, so hugetlbfs has
+ * its entries too), from the parent's word to its waitpid(): the unmap
+ * a database backend's exit costs. "none" holds no segment.
  */
 #include "bench.h"
 
 #define FORKS 8
+
+/* One child that touches every page of @p, then exits when told: ms. */
+static double exit_once(char *p)
+{
+	int ready[2], go[2];
+	double t0;
+	pid_t pid;
+	char c;
+
+	if (pipe(ready) || pipe(go))
+		bench_die("pipe");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		bench_die("fork");
+	if (pid == 0) {
+		if (p)
+			touch_pages(p, seg_len);
+		close(go[1]);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		while (read(go[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (read(ready[0], &c, 1) != 1)
+		bench_die("the exiting child died");
+	close(ready[0]);
+	t0 = now_ms();
+	close(go[1]);
+	wait_ok(pid, "the exiting child");
+	return now_ms() - t0;
+}
 
 static void holder_forks(struct seg *s, int rep)
 {
@@ -53,6 +91,10 @@ static void holder_forks(struct seg *s, int rep)
 	     (double)(f.minflt + fc.minflt) / FORKS);
 	emit(name, 0, "majflt", "count", rep,
 	     (double)(f.majflt + fc.majflt) / FORKS);
+	total = 0;
+	for (i = 0; i < FORKS; i++)
+		total += exit_once(p);
+	emit(name, 0, "exit_ms", "ms", rep, total / FORKS);
 	if (p)
 		seg_detach(s, p);
 }

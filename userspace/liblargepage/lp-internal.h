@@ -20,4 +20,15 @@
 LP_HIDDEN int lp_scan_lines(const char *path,
 			    int (*fn)(const char *line, void *arg), void *arg);
 
+/*
+ * lpctl run --heap (heap.c): take the region at start, and count
+ * mimalloc's own mappings (the spill) from the interposed mmap() and
+ * munmap(), given their caller's address.
+ */
+#include <stddef.h>
+LP_HIDDEN void lp_heap_init(void);
+LP_HIDDEN void lp_heap_note_mmap(const void *caller, void *p, size_t len);
+LP_HIDDEN void lp_heap_note_munmap(const void *caller, void *addr,
+				   size_t len);
+
 #endif /* _LP_INTERNAL_H */

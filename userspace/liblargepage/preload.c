@@ -496,6 +496,7 @@ __attribute__((constructor)) static void preload_init(void)
 	REAL(shmctl, "shmctl");
 	REAL(shmctl64, "__shmctl64");
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	lp_heap_init();
 }
 
 /* --------------------------------------------------------------- mmap */
@@ -651,7 +652,9 @@ LP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 		p = fixed_over_large(addr, len, prot, flags, fd, off, &done);
 		if (done)
 			return p;
-		return REAL(mmap64, "mmap64")(addr, len, prot, flags, fd, off);
+		p = REAL(mmap64, "mmap64")(addr, len, prot, flags, fd, off);
+		lp_heap_note_mmap(__builtin_return_address(0), p, len);
+		return p;
 	}
 	p = huge_mmap(addr, len, prot, flags, &fallback, &rlen);
 	if (p != MAP_FAILED || !fallback || !fallback_enabled())
@@ -677,7 +680,9 @@ LP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 				     (off64_t)(uint32_t)off, &done);
 		if (done)
 			return p;
-		return REAL(mmap, "mmap")(addr, len, prot, flags, fd, off);
+		p = REAL(mmap, "mmap")(addr, len, prot, flags, fd, off);
+		lp_heap_note_mmap(__builtin_return_address(0), p, len);
+		return p;
 	}
 	return mmap64(addr, len, prot, flags, fd, off);
 }
@@ -688,6 +693,7 @@ LP_EXPORT int munmap(void *addr_p, size_t len)
 	long ps;
 	int ret;
 
+	lp_heap_note_munmap(__builtin_return_address(0), addr_p, len);
 	if (!__atomic_load_n(&nr_tracked, __ATOMIC_RELAXED))
 		return REAL(munmap, "munmap")(addr_p, len);
 	end = addr + round_up(len, SMALL_PAGE);

@@ -37,8 +37,8 @@ static const struct command commands[] = {
 	  "attach the keyed segment KEY, creating it when it does not exist (unless --attach); touch, hold, detach" },
 	{ "explain", cmd_explain, "[--json] [KEY]",
 	  "say why you can or cannot get large pages (and attach segment KEY), and how the pool size is set" },
-	{ "run", cmd_run, "[--fallback] -- PROGRAM [ARG...]",
-	  "run PROGRAM with liblargepage.so.1 preloaded: its hugetlbfs requests get large pages (--fallback: normal pages when the pool is short)" },
+	{ "run", cmd_run, "[--fallback] [--heap[=SIZE]] -- PROGRAM [ARG...]",
+	  "run PROGRAM with liblargepage.so.1 preloaded: its hugetlbfs requests get large pages (--fallback: normal pages when the pool is short; --heap: its malloc heap, SIZE (64M) of large pages given to mimalloc)" },
 };
 
 #define WIDTH		76	/* of the help's lines */
