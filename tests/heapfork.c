@@ -27,6 +27,7 @@
 #if __has_include(<linux/largepage.h>)
 #include <linux/largepage.h>
 #endif
+#include "maps.h"
 #ifndef LP_COPY_ON_FORK
 #define LP_COPY_ON_FORK 0x200000
 #endif
@@ -36,18 +37,11 @@
 /* Is p inside a large-page mapping (/proc/self/maps names it)? */
 static int in_large(const void *p)
 {
-	unsigned long a = (unsigned long)p, s, e;
+	unsigned long a = (unsigned long)p;
 	char line[512];
-	int yes = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && a >= s && a < e)
-			yes = strstr(line, "largepage") != NULL;
-	fclose(f);
-	return yes;
+	return lp_maps_find(0, a, a + 1, line, sizeof(line)) == 1 &&
+	       strstr(line, "largepage");
 }
 
 static int filled(const unsigned char *p, size_t n, unsigned char c)

@@ -128,23 +128,6 @@ TEST(large_mappings_add_no_page_tables)
 	EXPECT_EQ(large, 0);
 }
 
-/* Does any mapping of this process meet [start, end)? */
-static int maps_meet(unsigned long start, unsigned long end)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	unsigned long s, e;
-	char line[512];
-	int meet = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s < end && e > start)
-			meet = 1;
-	fclose(f);
-	return meet;
-}
-
 #define GIB (1UL << 30)
 
 /*
@@ -160,7 +143,7 @@ static void remap_alone(void *arg)
 	long pt[3], r;
 	int *fds = arg;
 
-	if (maps_meet(GIB, 2 * GIB))
+	if (lp_maps_find(0, GIB, 2 * GIB, NULL, 0))
 		_exit(5);
 	pt[0] = page_tables();
 	r = lpsys_get(GIB, lp, RW, MAP_PRIVATE);

@@ -43,17 +43,9 @@ static unsigned long ps;	/* the large page size */
 /* The /proc/self/maps line of the mapping that holds addr: 1, or 0. */
 static int maps_line(const void *addr, char *line, size_t size)
 {
-	unsigned long a = (unsigned long)addr, start, end;
-	FILE *f = fopen("/proc/self/maps", "r");
-	int found = 0;
+	unsigned long a = (unsigned long)addr;
 
-	if (!f)
-		return 0;
-	while (!found && fgets(line, size, f))
-		found = sscanf(line, "%lx-%lx", &start, &end) == 2 &&
-			a >= start && a < end;
-	fclose(f);
-	return found;
+	return lp_maps_find(0, a, a + 1, line, size) == 1;
 }
 
 static int is_mapped(const void *addr)

@@ -10,34 +10,24 @@
 #define RW (PROT_READ | PROT_WRITE)
 
 /*
- * The /proc/self/maps line of the mapping that starts at addr: its end
+ * pid's /proc/PID/maps line of the mapping that starts at addr: its end
  * and name. Returns 0 if found.
  */
 static int maps_entry(pid_t pid, unsigned long addr, unsigned long *end,
 		      char *name, size_t namelen)
 {
-	char path[64], line[512];
+	char line[512];
 	unsigned long s, e;
-	int n, found = -1;
-	FILE *f;
+	int n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "r");
-	if (!f)
+	if (lp_maps_find(pid, addr, addr + 1, line, sizeof(line)) != 1 ||
+	    sscanf(line, "%lx-%lx %*s %*x %*x:%*x %*u %n", &s, &e, &n) < 2 ||
+	    s != addr)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		n = 0;
-		if (sscanf(line, "%lx-%lx %*s %*x %*x:%*x %*u %n", &s, &e, &n) < 2 ||
-		    s != addr)
-			continue;
-		*end = e;
-		snprintf(name, namelen, "%s", n ? line + n : "");
-		name[strcspn(name, "\n")] = 0;
-		found = 0;
-		break;
-	}
-	fclose(f);
-	return found;
+	*end = e;
+	snprintf(name, namelen, "%s", n ? line + n : "");
+	name[strcspn(name, "\n")] = 0;
+	return 0;
 }
 
 struct smaps {

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "maps.h"
 #include "meminfo.h"
 
 /* The monotonic clock, in seconds. */

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * /proc/PID/maps lookups, for the harness's suites (through util.h) and
+ * for the helpers that run without the harness (heapfork).
+ */
+#ifndef LP_MAPS_H
+#define LP_MAPS_H
+
+#include <stdio.h>
+#include <sys/types.h>
+
+/*
+ * The first line of pid's /proc/PID/maps (pid 0: this process) whose
+ * mapping meets [start, end), copied into line when line is not NULL:
+ * 1 if there is one, 0 if none, -1 if the file cannot be read.
+ */
+static inline int lp_maps_find(pid_t pid, unsigned long start,
+			       unsigned long end, char *line, size_t size)
+{
+	char path[64], buf[512];
+	unsigned long s, e;
+	int found = 0;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (!found && fgets(buf, sizeof(buf), f))
+		found = sscanf(buf, "%lx-%lx", &s, &e) == 2 && s < end && e > start;
+	fclose(f);
+	if (found && line)
+		snprintf(line, size, "%s", buf);
+	return found;
+}
+
+#endif
