@@ -10,22 +10,7 @@ HEAPFORK=${HEAPFORK:-$(dirname "$0")/heapfork}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-diag() { sed 's/^/# /' "$@"; }
-check() {
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-is() {
-	[ "$2" = "$3" ] && return 0
-	echo "# $1: got '$2', expected '$3'"
-	return 1
-}
-mi() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-nfree() { mi LargePages_Free; }
+. "$(dirname "$0")/tap.sh"
 # settle N: wait (5 s at most) until N pages are free; prints the count.
 settle() {
 	for _ in $(seq 250); do
@@ -210,6 +195,4 @@ for mib in 32 128; do
 done
 
 check "the pool is as it was" is free "$(settle "$start_free")" "$start_free"
-echo "1..$n"
-echo "# $((n - failed)) passed, $failed failed"
-[ $failed = 0 ]
+tap_end

@@ -23,17 +23,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-diag() { sed 's/^/# /' "$@"; }
-
-# check DESC COMMAND...: a test that passes when COMMAND succeeds.
-check() {
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # run ARGS...: lpctl ARGS, stdout in $tmp/out, stderr in $tmp/err, $rc.
 run() {
@@ -56,17 +46,6 @@ expect() {
 		diag "$tmp/out" "$tmp/err"
 	fi
 }
-
-# is WHAT GOT WANT: compare two values, explaining a difference.
-is() {
-	[ "$2" = "$3" ] && return 0
-	echo "# $1: got '$2', expected '$3'"
-	return 1
-}
-
-mi() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
-total() { mi LargePages_Total; }
-nfree() { mi LargePages_Free; }
 
 # wait_for FILE REGEX: until FILE matches (30 s at most).
 wait_for() {
@@ -551,6 +530,4 @@ fi
 check "the pool has its first size" is total "$(total)" "$start_total"
 check "every page is free" is free "$(nfree)" "$(total)"
 
-echo "1..$n"
-echo "# $((n - failed)) passed, $failed failed"
-[ $failed = 0 ]
+tap_end
