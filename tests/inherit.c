@@ -682,6 +682,107 @@ TEST(inherit_copy_pool_short_gives_normal_pages)
 	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
 }
 
+#define OVERCOMMIT "/proc/sys/vm/overcommit_"
+
+struct overcommit {
+	long mode, kbytes, ratio;
+};
+
+static int overcommit_save(struct overcommit *o)
+{
+	o->mode = read_long(OVERCOMMIT "memory");
+	o->kbytes = read_long(OVERCOMMIT "kbytes");
+	o->ratio = read_long(OVERCOMMIT "ratio");
+	return o->mode < 0 || o->kbytes < 0 || o->ratio < 0 ? -1 : 0;
+}
+
+/* Set the policy and the limit (kbytes; 0: the saved ratio); 0 or -errno. */
+static int overcommit_set(const struct overcommit *saved, long mode,
+			  long kbytes)
+{
+	char buf[32];
+	int ret;
+
+	if (kbytes) {
+		snprintf(buf, sizeof(buf), "%ld", kbytes);
+		ret = write_text(OVERCOMMIT "kbytes", buf);
+	} else {
+		snprintf(buf, sizeof(buf), "%ld", saved->ratio);
+		ret = write_text(OVERCOMMIT "ratio", buf);
+	}
+	snprintf(buf, sizeof(buf), "%ld", mode);
+	return ret ? ret : write_text(OVERCOMMIT "memory", buf);
+}
+
+/*
+ * A copy into normal pages is charged to the commit limit, as a private
+ * writable mmap() is: Committed_AS holds it while the child lives, and
+ * with vm.overcommit_memory=2 and less room than the copy, fork() fails
+ * with ENOMEM and changes nothing.
+ */
+TEST(inherit_copy_into_normal_pages_is_charged_to_the_commit_limit)
+{
+	unsigned long len = 64UL << 20;	/* 32 or 16 large pages */
+	long nfree = lp_nfree(), r, rest, c0, c1, c2;
+	struct overcommit saved;
+	struct lp_peer p;
+	pid_t pid;
+	int st, err;
+
+	ASSERT_EQ(overcommit_save(&saved), 0);
+	if (nfree < (long)(len / lp_size()))
+		SKIP("the pool has fewer than %lu pages free", len / lp_size());
+	r = lpsys_get(0, len, RW, COPY);
+	ASSERT_TRUE(LP_OK(r));
+	lp_fill(LP_PTR(r), len, 0x2501);
+	ASSERT_EQ(take_rest(&rest), 0);
+	ASSERT_EQ(lp_nfree(), 0);
+
+	c0 = meminfo("Committed_AS:");
+	if (lp_peer_fork(&p) == 0) {
+		EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2501));
+		lp_peer_send(&p, 0);
+		lp_peer_recv(&p);
+		CHILD_DONE();
+	}
+	ASSERT_GT(p.pid, 0);
+	lp_peer_recv(&p);
+	c1 = meminfo("Committed_AS:");
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	c2 = meminfo("Committed_AS:");
+	TH_LOG("Committed_AS: %ld kB, %ld with the child, %ld after it",
+	       c0, c1, c2);
+	EXPECT_GE(c1 - c0, (long)(len >> 10));
+	EXPECT_LT(labs(c2 - c0), (long)(len >> 12));
+
+	/*
+	 * Strict, with room for three quarters of the copy. The rest of the
+	 * fork fits in that: a static test's few writable mappings, the
+	 * counter's per-CPU slack (8 MiB at most here) and the user reserve
+	 * (total_vm / 32: 16 MiB for a pool of 512 MiB taken).
+	 */
+	ASSERT_EQ(overcommit_set(&saved, 2, c0 + (long)(len >> 10) * 3 / 4), 0);
+	pid = fork();
+	err = errno;
+	if (pid == 0)
+		_exit(0);
+	EXPECT_EQ(overcommit_set(&saved, saved.mode, saved.kbytes), 0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	EXPECT_EQ(pid, -1);
+	EXPECT_EQ(err, ENOMEM);
+	EXPECT_LT(labs(meminfo("Committed_AS:") - c0), (long)(len >> 12));
+
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2501));
+	EXPECT_EQ(lp_nfree(), 0);
+	if (rest)
+		ASSERT_EQ(lpsys_free(rest), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
 TEST(inherit_copy_child_execs_at_once)
 {
 	unsigned long len = 2 * lp_size();
