@@ -311,16 +311,11 @@ static inline int run_child(void (*fn)(void *), void *arg)
  */
 static inline long status_kb(pid_t pid, const char *key)
 {
-	char path[64], line[256];
+	FILE *f = lp_proc_fopen(pid, "status");
 	size_t len = strlen(key);
+	char line[256];
 	long kb = -1;
-	FILE *f;
 
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/status");
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
