@@ -73,12 +73,15 @@ series_snapshot() {
 # not know Originally-by:, the tag the x86 tree asks for to credit an
 # original author (Documentation/process/maintainer-tip.rst), and it
 # cannot find an upstream commit that a backport names in a tree made
-# from a tarball, which has no git history (UNKNOWN_COMMIT_ID).
+# from a tarball, which has no git history (UNKNOWN_COMMIT_ID). A patch
+# with a CamelCase name (__SetPageUptodate()) makes checkpatch leave its
+# cache of them in the tree: removed, it is no edit of ours.
 checkpatch() {
 	(cd "$1" && scripts/checkpatch.pl --strict --no-tree --terse --show-types "$2" 2>&1 || true) |
 		grep -v -e 'WARNING:BAD_SIGN_OFF: Non-standard signature: Originally-by:$' \
 			-e "WARNING:UNKNOWN_COMMIT_ID: Unknown commit id '[0-9a-f]*', maybe rebased or not pulled?$" \
 			-e '^total: ' || true
+	rm -f "$1"/.checkpatch-camelcase.*
 }
 
 # count_findings KIND... < checkpatch output: how many of those kinds.
