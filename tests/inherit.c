@@ -783,6 +783,86 @@ TEST(inherit_copy_into_normal_pages_is_charged_to_the_commit_limit)
 	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
 }
 
+/*
+ * RLIMIT_DATA: a copy into normal pages is private anonymous memory, so
+ * the child's VmData counts it (the parent's shared-file mapping of the
+ * segment is not data), where a copy from the pool leaves VmData as the
+ * parent's. fork() checks no limit for it, as dup_mmap() checks none
+ * for what the parent already mapped: a child over RLIMIT_DATA forks
+ * fine and has its next data mapping refused (ENOMEM), as a process
+ * whose limit was lowered below its use does, while the parent's
+ * succeeds.
+ */
+static void copy_data_child(struct lp_peer *p)
+{
+	void *m;
+
+	lp_peer_send(p, status_kb(0, "VmData:"));
+	m = mmap(NULL, 4096, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	lp_peer_send(p, m == MAP_FAILED ? -errno : 0);
+	lp_peer_recv(p);
+	CHILD_DONE();
+}
+
+TEST(inherit_copy_into_normal_pages_counts_as_the_childs_data)
+{
+	unsigned long len = 2 * lp_size();
+	long nfree = lp_nfree(), r, rest, d0, d1, d2, e1, e2;
+	struct rlimit old, lim;
+	struct lp_peer p;
+	void *m;
+	int st;
+
+	r = lpsys_get(0, len, RW, COPY);
+	ASSERT_TRUE(LP_OK(r));
+	lp_fill(LP_PTR(r), len, 0x2601);
+
+	/* From the pool: the child's VmData is the parent's. */
+	d0 = status_kb(0, "VmData:");
+	if (lp_peer_fork(&p) == 0)
+		copy_data_child(&p);
+	ASSERT_GT(p.pid, 0);
+	d1 = lp_peer_recv(&p);
+	e1 = lp_peer_recv(&p);
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_EQ(d1, d0);
+	EXPECT_EQ(e1, 0);
+
+	/* Into normal pages, under a limit with room for half the copy. */
+	ASSERT_EQ(take_rest(&rest), 0);
+	ASSERT_EQ(lp_nfree(), 0);
+	ASSERT_EQ(status_kb(0, "VmData:"), d0);
+	ASSERT_EQ(getrlimit(RLIMIT_DATA, &old), 0);
+	lim = old;
+	lim.rlim_cur = (d0 << 10) + len / 2;
+	ASSERT_EQ(setrlimit(RLIMIT_DATA, &lim), 0);
+	if (lp_peer_fork(&p) == 0)
+		copy_data_child(&p);
+	ASSERT_GT(p.pid, 0);
+	d2 = lp_peer_recv(&p);
+	e2 = lp_peer_recv(&p);
+	m = mmap(NULL, 4096, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	EXPECT_TRUE(m != MAP_FAILED);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	EXPECT_EQ(setrlimit(RLIMIT_DATA, &old), 0);
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	TH_LOG("VmData %ld kB; the child's %ld from the pool, %ld in normal pages (mmap: %ld)",
+	       d0, d1, d2, e2);
+	EXPECT_EQ(d2, d0 + (long)(len >> 10));
+	EXPECT_EQ(e2, -ENOMEM);
+
+	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2601));
+	if (rest)
+		ASSERT_EQ(lpsys_free(rest), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
 TEST(inherit_copy_child_execs_at_once)
 {
 	unsigned long len = 2 * lp_size();

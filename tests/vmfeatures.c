@@ -22,6 +22,7 @@
  * Keys 7001..7099 are this file's.
  */
 #include <linux/io_uring.h>
+#include <linux/largepage.h>
 #include <linux/magic.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
@@ -766,6 +767,76 @@ TEST(memcg_large_pages_not_charged_to_mapper)
 	ok = !cg_create("8M", "0");
 	if (ok)
 		run_body(memcg_nocharge_body);
+	EXPECT_EQ(undo_all(1), 0);
+	EXPECT_TRUE(ok);
+}
+
+/*
+ * get_large_pages(MAP_PRIVATE | LP_COPY_ON_FORK) with the pool empty:
+ * fork() copies the segment into normal pages, which are ordinary
+ * memory of the forker's cgroup. They must be charged to it, not to
+ * the root (the child is not in its cgroup until fork() returns), or a
+ * tenant at its misc or memlock limit escapes memory.max by a heap at
+ * every fork.
+ */
+#define FORK_COPY MIB(8)
+
+static void memcg_fork_copy_body(void)
+{
+	unsigned long len = FORK_COPY;
+	long nfree = lp_nfree(), r, rest = 0, c0, c1, c2, a0, a1, a2;
+	struct lp_peer p;
+	int st;
+
+	ASSERT_EQ(cg_enter(), 0);
+	r = lpsys_get(0, len, RW, MAP_PRIVATE | LP_COPY_ON_FORK);
+	ASSERT_TRUE(LP_OK(r));
+	lp_fill(LP_PTR(r), len, 0x7030);
+	if (lp_nfree() > 0) {
+		rest = lpsys_get(0, lp_nfree() * lp_size(), RW, MAP_PRIVATE);
+		ASSERT_TRUE(LP_OK(rest));
+	}
+	ASSERT_EQ(lp_nfree(), 0);
+	c0 = cg_read("memory.current");
+	a0 = cg_value(undo.cg, "memory.stat", "anon");
+	if (lp_peer_fork(&p) == 0) {
+		/* Normal pages, with the parent's data. */
+		EXPECT_EQ(status_kb(0, "LargePages:"), 0);
+		EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x7030));
+		lp_peer_send(&p, 0);
+		lp_peer_recv(&p);
+		CHILD_DONE();
+	}
+	ASSERT_GT(p.pid, 0);
+	lp_peer_recv(&p);
+	c1 = cg_read("memory.current");
+	a1 = cg_value(undo.cg, "memory.stat", "anon");
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	c2 = cg_read("memory.current");
+	a2 = cg_value(undo.cg, "memory.stat", "anon");
+	TH_LOG("memory.current %ld, %ld with the child, %ld after it; anon %ld, %ld, %ld",
+	       c0, c1, c2, a0, a1, a2);
+	EXPECT_GE(c1 - c0, (long)len);
+	EXPECT_GE(a1 - a0, (long)len);
+	/* The child's exit gives it back. */
+	EXPECT_LT(a2 - a0, (long)len / 2);
+	EXPECT_EQ(cg_value(undo.cg, "memory.events", "oom_kill"), 0);
+	if (rest)
+		ASSERT_EQ(lpsys_free(rest), 0);
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+TEST(memcg_fork_copy_into_normal_pages_is_charged_to_the_forker)
+{
+	int ok;
+
+	undo_arm();
+	ok = !cg_create("max", "max");
+	if (ok)
+		run_body(memcg_fork_copy_body);
 	EXPECT_EQ(undo_all(1), 0);
 	EXPECT_TRUE(ok);
 }
