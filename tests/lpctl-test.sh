@@ -410,6 +410,35 @@ else
 	echo "# exit $rc"
 	diag "$tmp/out" "$tmp/err"
 fi
+# explain KEY: the segment's facts and what its mode lets the caller do,
+# in JSON as in text (preload.c checks the text), with one exit status.
+run explain --json 7
+jrc_root=$rc
+check "explain --json 7: exit 0, segment 7's line (2 pages, 0600, root's, 1 attached)" \
+	is "json segment" "$rc $(json segment.key segment.size segment.pages segment.mode \
+	segment.uid segment.gid segment.cuid segment.cgid segment.nattch | tr '\n' ' ')" \
+	"0 7 $((2 * ps)) 2 $((0600)) 0 0 0 0 1 "
+check "explain --json 7: root may attach it read-write" \
+	is "json attach" "$(json segment.caller_uid segment.attach | tr '\n' ' ')" \
+	"0 read-write "
+$NOBODY "$LPCTL" explain --json 7 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+jrc_nobody=$rc
+check "explain --json 7 by nobody: exit 1, may not attach the 0600 segment" \
+	is "json nobody" "$rc $(json segment.key segment.mode segment.caller_uid segment.attach | tr '\n' ' ')" \
+	"1 7 $((0600)) 65534 null "
+run explain --json 8
+jrc_none=$rc
+check "explain --json 8, no such segment: exit 1, segment null" \
+	is "json segment" "$rc $(json segment)" "1 null"
+run explain 7
+trc_root=$rc
+$NOBODY "$LPCTL" explain 7 >"$tmp/out" 2>"$tmp/err"
+trc_nobody=$?
+run explain 8
+check "explain KEY: the same exit status as explain --json KEY" \
+	is "exit statuses" "$trc_root $trc_nobody $rc" \
+	"$jrc_root $jrc_nobody $jrc_none"
 if [ -n "$held" ]; then
 	check "share --hold: SIGTERM ends the hold, exit 0" stop_holder $h7
 else

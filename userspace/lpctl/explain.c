@@ -33,6 +33,11 @@ struct explain {
 	long room;		/* cgroup_room(): pages, -1 no limit, -2 unknown */
 	char cg_who[PATH_MAX + 8];
 	int probe_ok, probe_err;
+	long key;		/* the segment asked about, 0: none */
+	int seg_found;		/* in /proc/largepage_segments */
+	struct segment seg;
+	uid_t euid;
+	unsigned int seg_acc;	/* seg_access(): 04 read, 02 write */
 };
 
 /* Who may lock how much: root, CAP_IPC_LOCK, the group, the rlimit. */
@@ -64,10 +69,45 @@ static void gather_memlock(struct explain *e)
 }
 
 /*
+ * What the segment's mode lets uid do, by the owner/group/other rules
+ * share_large_pages() applies (CAP_IPC_OWNER not probed: root is
+ * reported as allowed).
+ */
+static unsigned int seg_access(const struct segment *seg, uid_t uid)
+{
+	if (!uid)
+		return 06;
+	if (uid == seg->uid || uid == seg->cuid)
+		return (seg->mode >> 6) & 07;
+	if (in_group(seg->gid) || in_group(seg->cgid))
+		return (seg->mode >> 3) & 07;
+	return seg->mode & 07;
+}
+
+/* Segment key, if asked about: is it there, and may the caller attach it. */
+static void gather_segment(struct explain *e, long key)
+{
+	e->key = key;
+	e->euid = geteuid();
+	if (!key)
+		return;
+	e->seg_found = find_segment(key, &e->seg);
+	if (e->seg_found)
+		e->seg_acc = seg_access(&e->seg, e->euid);
+}
+
+/* May the caller attach the segment asked about (read-only at least)? */
+static int seg_attachable(const struct explain *e)
+{
+	return e->seg_found && (e->seg_acc & 04);
+}
+
+/*
  * Every fact, the probe last: 0, or -1 if the kernel or the CPU has no
  * large pages (e->kernel, e->pse say which) or the pool cannot be read.
+ * key: the segment to look up too, or 0.
  */
-static int explain_gather(struct explain *e)
+static int explain_gather(struct explain *e, long key)
 {
 	void *p;
 
@@ -93,6 +133,7 @@ static int explain_gather(struct explain *e)
 	e->room = cgroup_room(e->cg_who, sizeof(e->cg_who));
 	e->misc = cgroup_misc();
 	e->misc_empty = e->misc && misc_pool_empty();
+	gather_segment(e, key);
 	/* The proof: map one page and give it back. */
 	p = lp_alloc(e->psize, PROT_READ, MAP_PRIVATE);
 	e->probe_ok = !!p;
@@ -195,6 +236,46 @@ static void print_probe(const struct explain *e)
 			 " (the cgroup's limit)" : "");
 }
 
+/*
+ * The segment asked about: its line of /proc/largepage_segments and what
+ * its mode lets the caller do (JSON: an object, or null if none).
+ */
+static void print_segment(const struct explain *e)
+{
+	const struct segment *g = &e->seg;
+	long long pages;
+
+	if (!e->seg_found) {
+		out_null("segment", NULL, NULL);
+		out_text("Segment %ld:     none; share_large_pages() without IPC_CREAT gives ENOENT\n",
+			 e->key);
+		return;
+	}
+	pages = e->psize > 0 ? (long long)(g->size / e->psize) : 0;
+	out_object("segment");
+	out_long("key", "Segment %lld:     ", g->key);
+	out_size("size", "%s", g->size);
+	out_long("pages", " (%lld pages)", pages);
+	out_long("mode", ", mode %04llo", g->mode);
+	out_long("uid", ", owner %lld", g->uid);
+	out_long("gid", ":%lld", g->gid);
+	out_long("cuid", ", creator %lld", g->cuid);
+	out_long("cgid", ":%lld", g->cgid);
+	out_long("nattch", ", %lld attached\n", g->nattch);
+	out_long("caller_uid", NULL, e->euid);
+	if ((e->seg_acc & 06) == 06) {
+		out_str("attach", "  you may attach it %s\n", "read-write");
+	} else if (e->seg_acc & 04) {
+		out_str("attach", "  you may attach it %s (--read-only); read-write gives EACCES\n",
+			"read-only");
+	} else {
+		out_str("attach", NULL, NULL);
+		out_text("  you may not attach it: EACCES (uid %u, mode %04o)\n",
+			 (unsigned int)e->euid, g->mode);
+	}
+	out_end();
+}
+
 /* The facts, as text or JSON; the kernel's and the CPU's alone if no. */
 static void explain_print(const struct explain *e)
 {
@@ -212,57 +293,11 @@ static void explain_print(const struct explain *e)
 		print_memlock(e);
 		print_cgroup(e);
 		print_probe(e);
+		if (e->key)
+			print_segment(e);
 	}
 	out_end();
 }
-
-/*
- * What the segment's mode lets the caller do, by the owner/group/other
- * rules share_large_pages() applies (CAP_IPC_OWNER not probed: root is
- * reported as allowed).
- */
-static unsigned int seg_access(const struct segment *seg)
-{
-	uid_t uid = geteuid();
-
-	if (!uid)
-		return 06;
-	if (uid == seg->uid || uid == seg->cuid)
-		return (seg->mode >> 6) & 07;
-	if (in_group(seg->gid) || in_group(seg->cgid))
-		return (seg->mode >> 3) & 07;
-	return seg->mode & 07;
-}
-
-static int explain_segment(long key, long psize)
-{
-	struct segment seg;
-	unsigned int acc;
-	char sz[32];
-
-	if (!find_segment(key, &seg)) {
-		printf("Segment %ld:     none; share_large_pages() without IPC_CREAT gives ENOENT\n",
-		       key);
-		return -1;
-	}
-	acc = seg_access(&seg);
-	printf("Segment %ld:     %s (%lu pages), mode %04o, owner %u:%u, creator %u:%u, %lu attached\n",
-	       key, fmt_size(sz, sizeof(sz), seg.size),
-	       psize > 0 ? seg.size / psize : 0, seg.mode, seg.uid, seg.gid,
-	       seg.cuid, seg.cgid, seg.nattch);
-	if ((acc & 06) == 06) {
-		printf("  you may attach it read-write\n");
-		return 0;
-	}
-	if (acc & 04) {
-		printf("  you may attach it read-only (--read-only); read-write gives EACCES\n");
-		return 0;
-	}
-	printf("  you may not attach it: EACCES (uid %u, mode %04o)\n",
-	       (unsigned int)geteuid(), seg.mode);
-	return -1;
-}
-
 
 int cmd_explain(int argc, char **argv)
 {
@@ -279,12 +314,12 @@ int cmd_explain(int argc, char **argv)
 	if (optind < argc && parse_long(argv[optind], 1, INT_MAX, &key))
 		return usage_error("bad key '%s' (a positive integer)",
 				   argv[optind]);
-	bad = explain_gather(&e);
+	bad = explain_gather(&e, key);
 	if (bad && e.pse)
 		return EXIT_FAIL;	/* the pool unreadable: said why */
 	out_start(json);
 	explain_print(&e);
-	if (!bad && key && !json && explain_segment(key, e.psize))
+	if (key && !seg_attachable(&e))
 		bad = 1;
 	return bad || !e.probe_ok ? EXIT_FAIL : EXIT_OK;
 }
