@@ -239,9 +239,16 @@ TEST(mmap_unaligned_length_rounded_to_large_page)
 	q = mmap(NULL, 100, RW, MAP_SHARED | HUGE_ANON, -1, 0);
 	ASSERT_MAPPED(q);
 	EXPECT_EQ(lp_nfree(), nfree - 3);
-	/* munmap() with the length given to mmap() releases all of it. */
-	EXPECT_EQ(munmap(p, ps + 4096), 0);
-	EXPECT_EQ(munmap(q, 100), 0);
+	/*
+	 * munmap() does not round to the large page, as hugetlbfs does
+	 * not: the length given to mmap() ends inside the last large page
+	 * (EINVAL, all kept), the rounded one releases all of it.
+	 */
+	EXPECT_ERRNO(munmap(p, ps + 4096), EINVAL);
+	EXPECT_ERRNO(munmap(q, 100), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree - 3);
+	EXPECT_EQ(munmap(p, 2 * ps), 0);
+	EXPECT_EQ(munmap(q, ps), 0);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(!is_mapped(p + ps));
 }
@@ -355,6 +362,90 @@ TEST(munmap_of_part_of_large_mapping_einval)
 	EXPECT_EQ(lp_nfree(), nfree);
 }
 
+/*
+ * hugetlbfs rounds a munmap() length up to the small page only, and
+ * does not split a huge page: a start or end inside one is EINVAL and
+ * unmaps nothing (stress-ng's mmaphuge unmaps 2 MiB of a 4 MiB page and
+ * keeps it). The library does the same, for a segment attached with
+ * shmat() too.
+ */
+TEST(munmap_inside_a_large_page_einval_keeps_it)
+{
+	unsigned long len = 2 * ps;
+	long nfree = lp_nfree();
+	char *p = mmap(NULL, len, RW, MAP_SHARED | HUGE_ANON, -1, 0);
+	char *s;
+	int id;
+
+	ASSERT_MAPPED(p);
+	lp_fill(p, len, 0x7021);
+	/* The end inside a large page. */
+	EXPECT_ERRNO(munmap(p, ps / 2), EINVAL);
+	EXPECT_ERRNO(munmap(p, ps + 1), EINVAL);
+	EXPECT_ERRNO(munmap(p, len - 4096), EINVAL);
+	/* The start inside one. */
+	EXPECT_ERRNO(munmap(p + ps / 2, ps), EINVAL);
+	EXPECT_ERRNO(munmap(p + ps + 4096, ps - 4096), EINVAL);
+	/* The kernel's own: no length, a start off the small page. */
+	EXPECT_ERRNO(munmap(p, 0), EINVAL);
+	EXPECT_ERRNO(munmap(p + 1, len), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	EXPECT_TRUE(is_largepage(p) && is_largepage(p + len - 1));
+	EXPECT_TRUE(lp_check(p, len, 0x7021));
+	/* Short of the end by less than a small page: all of it. */
+	EXPECT_EQ(munmap(p, len - 100), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(!is_mapped(p) && !is_mapped(p + len - 1));
+
+	id = shmget(IPC_PRIVATE, ps, SHM_HUGETLB | 0600);
+	ASSERT_GE(id, 0);
+	s = shmat(id, NULL, 0);
+	ASSERT_MAPPED(s);
+	EXPECT_EQ(shmctl(id, IPC_RMID, NULL), 0);
+	EXPECT_ERRNO(munmap(s, ps / 2), EINVAL);
+	EXPECT_ERRNO(munmap(s + 4096, ps - 4096), EINVAL);
+	EXPECT_TRUE(is_largepage(s) && is_largepage(s + ps - 1));
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	EXPECT_EQ(shmdt(s), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+/*
+ * A range over normal memory and a large-page mapping is all or
+ * nothing: the large-page mapping whole inside it, or nothing at all is
+ * unmapped (hugetlbfs splits the normal mapping, fails on the huge page
+ * and unmaps nothing). Past TASK_SIZE the kernel refuses it before it
+ * unmaps anything, and so nothing changes either.
+ */
+TEST(munmap_over_normal_and_large_memory_all_or_nothing)
+{
+	char *res = reserve(5 * ps), *a, *p;
+	long nfree = lp_nfree();
+
+	ASSERT_MAPPED(res);
+	a = (char *)align_up((unsigned long)res, ps) + ps;
+	p = mmap(a, 2 * ps, RW, MAP_PRIVATE | MAP_FIXED | HUGE_ANON, -1, 0);
+	ASSERT_MAPPED(p);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	/* From the reservation, ending inside a large page. */
+	EXPECT_ERRNO(munmap(res, a + ps / 2 - res), EINVAL);
+	EXPECT_ERRNO(munmap(res, a + 2 * ps - 4096 - res), EINVAL);
+	/* From inside one out into the reservation. */
+	EXPECT_ERRNO(munmap(a + ps + 4096, 2 * ps), EINVAL);
+	/* All of it and on to the top of the address space. */
+	EXPECT_ERRNO(munmap(res, 0xfffff000UL - (unsigned long)res), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	EXPECT_TRUE(is_mapped(res) && is_mapped(a - 4096));
+	EXPECT_TRUE(is_largepage(a) && is_largepage(a + 2 * ps - 1));
+	EXPECT_TRUE(is_mapped(a + 2 * ps) && !is_largepage(a + 2 * ps));
+	/* Whole, with the length rounded to the small page: a page past it. */
+	EXPECT_EQ(munmap(res, a + 2 * ps + 1 - res), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_TRUE(!is_mapped(res) && !is_mapped(a) && !is_mapped(a + 2 * ps));
+	EXPECT_TRUE(is_mapped(a + 2 * ps + 4096));
+	EXPECT_EQ(munmap(res, 5 * ps), 0);
+}
+
 TEST(mmap_fixed_normal_pages_over_large_mapping_replace_it)
 {
 	long nfree = lp_nfree();
@@ -363,10 +454,10 @@ TEST(mmap_fixed_normal_pages_over_large_mapping_replace_it)
 
 	ASSERT_MAPPED(p);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
-	/* Cutting it: EINVAL, nothing changes. */
+	/* Cutting it: ENOMEM, as hugetlbfs's, nothing changes. */
 	EXPECT_FAILED(mmap(p + ps, 4096, PROT_NONE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
-		      MAP_FAILED, EINVAL);
+		      MAP_FAILED, ENOMEM);
 	EXPECT_TRUE(is_largepage(p + ps));
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	/* Covering it (OpenJDK's uncommit): released and replaced. */
@@ -377,6 +468,42 @@ TEST(mmap_fixed_normal_pages_over_large_mapping_replace_it)
 	EXPECT_TRUE(is_mapped(p) && !is_largepage(p));
 	EXPECT_TRUE(is_mapped(p + 2 * ps - 1) && !is_largepage(p + 2 * ps - 1));
 	EXPECT_EQ(munmap(p, 2 * ps), 0);
+}
+
+/*
+ * MAP_FIXED (and shmat()'s SHM_REMAP) over part of a large-page
+ * mapping: hugetlbfs's mmap() fails with ENOMEM when it cannot unmap
+ * the range, as where it ends inside a huge page; the library, which
+ * never splits a large-page mapping, for every such range. Nothing
+ * changes.
+ */
+TEST(mmap_fixed_over_part_of_large_mapping_enomem)
+{
+	long nfree = lp_nfree();
+	char *p = mmap(NULL, 2 * ps, RW, MAP_SHARED | HUGE_ANON, -1, 0);
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, id;
+
+	ASSERT_MAPPED(p);
+	lp_fill(p, 2 * ps, 0x7022);
+	/* Normal pages from its start, ending inside a large page. */
+	EXPECT_FAILED(mmap(p, ps + 4096, PROT_NONE, flags, -1, 0),
+		      MAP_FAILED, ENOMEM);
+	EXPECT_FAILED(mmap(p, 2 * ps - 4096, RW, flags, -1, 0),
+		      MAP_FAILED, ENOMEM);
+	/* Whole large pages, not the whole mapping. */
+	EXPECT_FAILED(mmap(p, ps, PROT_NONE, flags, -1, 0), MAP_FAILED,
+		      ENOMEM);
+	EXPECT_FAILED(mmap(p + ps, ps, RW, MAP_PRIVATE | MAP_FIXED | HUGE_ANON,
+			   -1, 0), MAP_FAILED, ENOMEM);
+	id = shmget(IPC_PRIVATE, ps, SHM_HUGETLB | 0600);
+	ASSERT_GE(id, 0);
+	EXPECT_FAILED(shmat(id, p + ps, SHM_REMAP), -1, ENOMEM);
+	EXPECT_EQ(shmctl(id, IPC_RMID, NULL), 0);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	EXPECT_TRUE(is_largepage(p) && is_largepage(p + 2 * ps - 1));
+	EXPECT_TRUE(lp_check(p, 2 * ps, 0x7022));
+	EXPECT_EQ(munmap(p, 2 * ps), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
 }
 
 TEST(mmap_fixed_noreplace_takes_free_range_only)
@@ -679,6 +806,110 @@ TEST(shm_rmid_before_attach_returns_pages)
 	EXPECT_EQ(sysv_segments(), segs);
 	EXPECT_FAILED(shmat(id, NULL, 0), -1, EINVAL);
 }
+
+/* ------------------------------------------- MAP_HUGE_* and SHM_HUGE_* */
+
+/*
+ * The size bits of MAP_HUGETLB and SHM_HUGETLB (<< 26, for both): log2
+ * of the page size, 0 for the default.
+ */
+struct size_row {
+	const char *name;
+	unsigned int log;
+};
+
+static const struct size_row size_rows[] = {
+	{ "huge_size_bits_0_default", 0 },
+	{ "huge_size_bits_1", 1 },
+	{ "huge_size_bits_12", 12 },
+	{ "huge_size_bits_21_2mb", 21 },
+	{ "huge_size_bits_22_4mb", 22 },
+	{ "huge_size_bits_30_1gb", 30 },
+	{ "huge_size_bits_32", 32 },
+	{ "huge_size_bits_34_16gb", 34 },
+	{ "huge_size_bits_53", 53 },	/* 1UL << 53 is 2 MiB on i386 */
+	{ "huge_size_bits_54", 54 },	/* and 1UL << 54 4 MiB */
+	{ "huge_size_bits_63", 63 },
+};
+
+/*
+ * mmap(MAP_HUGETLB) and shmget(SHM_HUGETLB) with row->log's size bits.
+ * 0 and the large page's are served from the pool. Any other size is
+ * the kernel's, and hugetlbfs has no hstate for it (its one size on
+ * i386 is the large page's): EINVAL, also with LARGEPAGE_FALLBACK set,
+ * as no shortage of the pool. The bits matter to shmget() only for a
+ * new segment: an existing key is found whatever they say.
+ */
+static void size_row(const void *arg)
+{
+	const struct size_row *row = arg;
+	unsigned int shift = ps == 2UL << 20 ? 21 : 22;
+	int served = !row->log || row->log == shift;
+	int bits = (int)(row->log << MAP_HUGE_SHIFT);
+	int key = KEY_BASE + 0x100 + row->log, segs = sysv_segments(), id;
+	long nfree = lp_nfree();
+	char *p, *q;
+
+	ASSERT_TRUE(ps == 2UL << 20 || ps == 4UL << 20);
+	unsetenv(FALLBACK_ENV);
+	if (served) {
+		p = mmap(NULL, ps, RW, MAP_PRIVATE | HUGE_ANON | bits, -1, 0);
+		ASSERT_MAPPED(p);
+		EXPECT_TRUE(is_largepage(p));
+		EXPECT_EQ(lp_nfree(), nfree - 1);
+		EXPECT_EQ(munmap(p, ps), 0);
+		id = shmget(IPC_PRIVATE, ps, SHM_HUGETLB | bits | 0600);
+		ASSERT_GE(id, 0);
+		EXPECT_EQ(lp_nfree(), nfree - 1);
+		p = shmat(id, NULL, 0);
+		ASSERT_MAPPED(p);
+		EXPECT_TRUE(is_largepage(p));
+		EXPECT_EQ(shmdt(p), 0);
+		EXPECT_EQ(shmctl(id, IPC_RMID, NULL), 0);
+	} else {
+		EXPECT_FAILED(mmap(NULL, ps, RW, MAP_PRIVATE | HUGE_ANON | bits,
+				   -1, 0), MAP_FAILED, EINVAL);
+		EXPECT_FAILED(mmap(NULL, ps, RW, MAP_SHARED | HUGE_ANON | bits,
+				   -1, 0), MAP_FAILED, EINVAL);
+		/* Over a large-page mapping: refused before it unmaps. */
+		q = mmap(NULL, ps, RW, MAP_SHARED | HUGE_ANON, -1, 0);
+		ASSERT_MAPPED(q);
+		EXPECT_FAILED(mmap(q, ps, RW, MAP_SHARED | MAP_FIXED |
+				   HUGE_ANON | bits, -1, 0),
+			      MAP_FAILED, EINVAL);
+		EXPECT_TRUE(is_largepage(q));
+		EXPECT_EQ(munmap(q, ps), 0);
+		EXPECT_ERRNO(shmget(IPC_PRIVATE, ps, SHM_HUGETLB | bits | 0600),
+			     EINVAL);
+		EXPECT_ERRNO(shmget(key, ps, IPC_CREAT | SHM_HUGETLB | bits |
+				    0600), EINVAL);
+		EXPECT_ERRNO(shmget(key, ps, IPC_CREAT | IPC_EXCL |
+				    SHM_HUGETLB | bits | 0600), EINVAL);
+		setenv(FALLBACK_ENV, "1", 1);
+		EXPECT_FAILED(mmap(NULL, ps, RW, MAP_SHARED | HUGE_ANON | bits,
+				   -1, 0), MAP_FAILED, EINVAL);
+		EXPECT_ERRNO(shmget(IPC_PRIVATE, ps, SHM_HUGETLB | bits | 0600),
+			     EINVAL);
+		unsetenv(FALLBACK_ENV);
+		/* No segment left behind. */
+		EXPECT_ERRNO(shmget(key, 0, 0), ENOENT);
+	}
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_EQ(sysv_segments(), segs);
+
+	id = shmget(key, ps, IPC_CREAT | IPC_EXCL | SHM_HUGETLB | 0600);
+	ASSERT_GE(id, 0);
+	EXPECT_EQ(shmget(key, 0, SHM_HUGETLB | bits), id);
+	EXPECT_EQ(shmget(key, ps, IPC_CREAT | SHM_HUGETLB | bits | 0600), id);
+	EXPECT_ERRNO(shmget(key, ps, IPC_CREAT | IPC_EXCL | SHM_HUGETLB | bits),
+		     EEXIST);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	EXPECT_EQ(shmctl(id, IPC_RMID, NULL), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_EQ(sysv_segments(), segs);
+}
+
+TEST_TABLE(huge_size, size_rows, size_row)
 
 /* ------------------------------------------------ everything else alone */
 

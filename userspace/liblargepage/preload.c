@@ -54,6 +54,9 @@
 #ifndef SHM_NORESERVE
 #define SHM_NORESERVE	010000
 #endif
+/* pool_size() reads the size bits of both. */
+_Static_assert(SHM_HUGE_SHIFT == MAP_HUGE_SHIFT &&
+	       SHM_HUGE_MASK == MAP_HUGE_MASK, "SHM_HUGE_* are not MAP_HUGE_*");
 
 #define LP_EXPORT	__attribute__((visibility("default")))
 
@@ -388,27 +391,29 @@ static void hold_range(struct range *held, int *n, unsigned long start,
  * Take [addr, end) away as munmap() would, when large-page mappings (or
  * pins) are in it: munmap() the parts between them, then release them.
  * The released ranges themselves never reach munmap(): once released,
- * another thread may have a new mapping there. A large-page mapping the
- * range cuts (it starts before addr, or ends after end rounded up to the
- * large page: hugetlbfs rounds the length) cannot be split: EINVAL, and
- * nothing changes. Returns 0, 1 when there was something to release
- * (the range is all unmapped now), or -1 with errno.
+ * another thread may have a new mapping there. end is addr plus the
+ * length rounded up to the small page, as the kernel rounds it; never
+ * to the large page: hugetlbfs does not round a munmap() length either.
+ * A large-page mapping the range cuts (it starts before addr or ends
+ * after end) cannot be split: EINVAL, and nothing changes. hugetlbfs
+ * refuses the same cut when it is not at a huge page boundary (its
+ * may_split, hugetlb_vm_op_split(): EINVAL), and splits the mapping
+ * when it is; the library never splits one. Returns 0, 1 when there was
+ * something to release (the range is all unmapped now), or -1 with errno.
  */
-static int clear_range(unsigned long addr, unsigned long end, long ps)
+static int clear_range(unsigned long addr, unsigned long end)
 {
 	struct range held[MAX_MAPS + MAX_SEGS];
-	unsigned long hend = round_up(end, ps), cur = addr;
+	unsigned long cur = end;
 	int i, n = 0;
 
-	if (!hend)
-		hend = ULONG_MAX;
 	for (i = 0; i < MAX_MAPS; i++) {
 		struct lp_map *m = &maps[i];
 
 		if (m->kind == MAP_KIND_FREE ||
 		    m->start + m->len <= addr || m->start >= end)
 			continue;
-		if (m->start < addr || m->start + m->len > hend)
+		if (m->start < addr || m->start + m->len > end)
 			goto cut;
 		hold_range(held, &n, m->start, m->len);
 	}
@@ -418,20 +423,26 @@ static int clear_range(unsigned long addr, unsigned long end, long ps)
 		if (s->shmid < 0 || !s->pin || s->pin + s->len <= addr ||
 		    s->pin >= end)
 			continue;
-		if (s->pin < addr || s->pin + s->len > hend)
+		if (s->pin < addr || s->pin + s->len > end)
 			goto cut;
 		hold_range(held, &n, s->pin, s->len);
 	}
 	if (!n)
 		return 0;
 
-	for (i = 0; i < n; i++) {
-		if (held[i].start > cur &&
-		    REAL(munmap, "munmap")((void *)cur, held[i].start - cur))
+	/*
+	 * The parts between, the last first: only the last can reach past
+	 * TASK_SIZE, which the kernel refuses (EINVAL) before it unmaps
+	 * anything, and then nothing has changed here either.
+	 */
+	for (i = n - 1; i >= 0; i--) {
+		if (held[i].end < cur &&
+		    REAL(munmap, "munmap")((void *)held[i].end,
+					   cur - held[i].end))
 			return -1;
-		cur = held[i].end;
+		cur = held[i].start;
 	}
-	if (cur < end && REAL(munmap, "munmap")((void *)cur, end - cur))
+	if (cur > addr && REAL(munmap, "munmap")((void *)addr, cur - addr))
 		return -1;
 
 	for (i = 0; i < MAX_MAPS; i++) {
@@ -522,7 +533,7 @@ static void restore_reservation(unsigned long addr, unsigned long len)
 static void *huge_mmap(void *addr_p, size_t len, int prot, int flags,
 		       int *fallback, unsigned long *rlen)
 {
-	unsigned long addr = (unsigned long)addr_p, huge, got;
+	unsigned long addr = (unsigned long)addr_p, got;
 	int type = flags & MAP_TYPE, fixed = flags & MAP_FIXED;
 	int noreplace = !fixed && (flags & MAP_FIXED_NOREPLACE), err, ret;
 	long ps = page_size(), r;
@@ -534,9 +545,7 @@ static void *huge_mmap(void *addr_p, size_t len, int prot, int flags,
 		errno = ENOMEM;
 		return MAP_FAILED;
 	}
-	huge = (flags >> MAP_HUGE_SHIFT) & MAP_HUGE_MASK;
-	if ((huge && (1UL << huge) != (unsigned long)ps) || !len ||
-	    (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC)) ||
+	if (!len || (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC)) ||
 	    (type != MAP_PRIVATE && type != MAP_SHARED &&
 	     type != MAP_SHARED_VALIDATE) ||
 	    ((fixed || noreplace) && (addr & (ps - 1)))) {
@@ -555,11 +564,16 @@ static void *huge_mmap(void *addr_p, size_t len, int prot, int flags,
 		goto fail_fallback;
 	}
 	if (fixed) {
-		/* MAP_FIXED replaces what is there, large pages included. */
-		ret = clear_range(addr, addr + *rlen, ps);
+		/*
+		 * MAP_FIXED replaces what is there, large pages included.
+		 * A range it cannot empty (it cuts a large-page mapping) is
+		 * ENOMEM, as the kernel's mmap_region() fails when its
+		 * unmap of the range does; nothing has changed then.
+		 */
+		ret = clear_range(addr, addr + *rlen);
 		if (ret < 0 || (!ret &&
 				REAL(munmap, "munmap")((void *)addr, *rlen))) {
-			err = errno;
+			err = ENOMEM;
 			goto fail;
 		}
 	}
@@ -603,39 +617,58 @@ static int wants_huge(int flags)
 }
 
 /*
+ * Is the page size that the size bits of a MAP_HUGETLB or SHM_HUGETLB
+ * request name (flags >> 26 & 0x3f, MAP_HUGE_* and SHM_HUGE_*: log2 of
+ * the size, 0 for the default) the large page? A size the pool does not
+ * have is not the library's to serve: the caller passes the request to
+ * the kernel, which gives what it gives without the library. Here that
+ * is EINVAL: hugetlbfs has no other page size on i386 (hstate_sizelog()
+ * finds no hstate, also for a log of 32 or more, which no 32-bit size
+ * is). The log is compared, never shifted: 1UL << 53 is not a size.
+ * Without large pages (ps < 0) every request is the pool's, to fail
+ * with ENOMEM as an empty pool does.
+ */
+static int pool_size(int flags, long ps)
+{
+	unsigned int log = ((unsigned int)flags >> MAP_HUGE_SHIFT) &
+			   MAP_HUGE_MASK;
+
+	return !log || ps < 0 || log == (unsigned int)__builtin_ctzl(ps);
+}
+
+/*
  * A mapping of normal pages with MAP_FIXED over large-page mappings:
  * they are released (as the kernel replaces hugetlb ones), and the
  * range, empty now, mapped with MAP_FIXED_NOREPLACE, so that a mapping
  * another thread made in it meanwhile is not replaced: ENOMEM then.
- * *done is 0 when there was nothing of ours in the range (the caller
- * maps as usual, and atomically).
+ * A range that cuts one is ENOMEM, and changes nothing: hugetlbfs's
+ * errno where the cut is not at a huge page boundary. *done is 0 when
+ * there was nothing of ours in the range (the caller maps as usual, and
+ * atomically).
  */
 static void *fixed_over_large(void *addr, size_t len, int prot, int flags,
 			      int fd, off64_t off, int *done)
 {
 	unsigned long a = (unsigned long)addr;
 	void *p = MAP_FAILED;
-	long ps;
 	int ret;
 
 	*done = 0;
 	if (!(flags & MAP_FIXED) || !len || (a & (SMALL_PAGE - 1)) ||
 	    !__atomic_load_n(&nr_tracked, __ATOMIC_RELAXED))
 		return NULL;
-	ps = page_size();
-	if (ps < 0)
-		return NULL;
 	pthread_mutex_lock(&lock);
-	ret = clear_range(a, a + round_up(len, SMALL_PAGE), ps);
-	if (ret) {
+	ret = clear_range(a, a + round_up(len, SMALL_PAGE));
+	if (ret < 0) {
+		/* Not emptied (a cut): ENOMEM, as in huge_mmap(). */
 		*done = 1;
-		if (ret > 0) {
-			flags = (flags & ~MAP_FIXED) | MAP_FIXED_NOREPLACE;
-			p = REAL(mmap64, "mmap64")(addr, len, prot, flags, fd,
-						   off);
-			if (p == MAP_FAILED && errno == EEXIST)
-				errno = ENOMEM;
-		}
+		errno = ENOMEM;
+	} else if (ret > 0) {
+		*done = 1;
+		flags = (flags & ~MAP_FIXED) | MAP_FIXED_NOREPLACE;
+		p = REAL(mmap64, "mmap64")(addr, len, prot, flags, fd, off);
+		if (p == MAP_FAILED && errno == EEXIST)
+			errno = ENOMEM;
 	}
 	pthread_mutex_unlock(&lock);
 	return p;
@@ -648,6 +681,8 @@ LP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 	int fallback, err, done;
 	void *p;
 
+	if (wants_huge(flags) && !pool_size(flags, page_size()))
+		return REAL(mmap64, "mmap64")(addr, len, prot, flags, fd, off);
 	if (!wants_huge(flags)) {
 		p = fixed_over_large(addr, len, prot, flags, fd, off, &done);
 		if (done)
@@ -675,6 +710,8 @@ LP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 	int done;
 	void *p;
 
+	if (wants_huge(flags) && !pool_size(flags, page_size()))
+		return REAL(mmap, "mmap")(addr, len, prot, flags, fd, off);
 	if (!wants_huge(flags)) {
 		p = fixed_over_large(addr, len, prot, flags, fd,
 				     (off64_t)(uint32_t)off, &done);
@@ -687,22 +724,26 @@ LP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 	return mmap64(addr, len, prot, flags, fd, off);
 }
 
+/*
+ * munmap() over large-page mappings: as hugetlbfs, the length is
+ * rounded up to the small page only, and a range whose start or end
+ * falls inside a large-page mapping is EINVAL, nothing unmapped (at a
+ * large-page boundary too, where hugetlbfs would split the mapping).
+ */
 LP_EXPORT int munmap(void *addr_p, size_t len)
 {
 	unsigned long addr = (unsigned long)addr_p, end;
-	long ps;
 	int ret;
 
 	lp_heap_note_munmap(__builtin_return_address(0), addr_p, len);
 	if (!__atomic_load_n(&nr_tracked, __ATOMIC_RELAXED))
 		return REAL(munmap, "munmap")(addr_p, len);
 	end = addr + round_up(len, SMALL_PAGE);
-	ps = page_size();
 	/* What the kernel refuses, it refuses before anything is released. */
-	if (ps < 0 || !len || (addr & (SMALL_PAGE - 1)) || end <= addr)
+	if (!len || (addr & (SMALL_PAGE - 1)) || end <= addr)
 		return REAL(munmap, "munmap")(addr_p, len);
 	pthread_mutex_lock(&lock);
-	ret = clear_range(addr, end, ps);
+	ret = clear_range(addr, end);
 	pthread_mutex_unlock(&lock);
 	if (ret)
 		return ret < 0 ? -1 : 0;
@@ -790,13 +831,31 @@ static int seg_create(key_t key, size_t size, int flg, long ps, int *fallback)
 }
 
 /*
+ * A new id for huge_shmget(): flg without SHM_HUGETLB and the size bits,
+ * huge those. The kernel looks at the size bits only when it creates a
+ * segment (newseg()), after its checks of the key and the size: a size
+ * the pool does not have goes to it here, as asked, to be refused
+ * (EINVAL: no hstate) or served by hugetlbfs as without the library.
+ */
+static int seg_new(key_t key, size_t size, int flg, int huge, long ps,
+		   int *fallback)
+{
+	if (!pool_size(huge, ps))
+		return REAL(shmget, "shmget")(key, size, flg | huge);
+	return seg_create(key, size, flg, ps, fallback);
+}
+
+/*
  * shmget(SHM_HUGETLB): an existing id is looked up, a new one created;
  * the kernel decides ENOENT, EEXIST, EACCES and EINVAL on the
- * placeholder as it would on the real segment.
+ * placeholder as it would on the real segment. The size bits matter
+ * only for a new one (seg_new()): the kernel finds an existing segment
+ * whatever they say.
  */
 static int huge_shmget(key_t key, size_t size, int flg, int *fallback)
 {
-	int shmid = -1, tries, huge = (flg >> SHM_HUGE_SHIFT) & SHM_HUGE_MASK;
+	int shmid = -1, tries;
+	int huge = flg & (SHM_HUGETLB | (SHM_HUGE_MASK << SHM_HUGE_SHIFT));
 	long ps = page_size();
 	struct shmid_ds ds;
 
@@ -806,25 +865,22 @@ static int huge_shmget(key_t key, size_t size, int flg, int *fallback)
 		errno = ENOMEM;
 		return -1;
 	}
-	if (huge && (1UL << huge) != (unsigned long)ps) {
-		errno = EINVAL;
-		return -1;
-	}
-	flg &= ~(SHM_HUGETLB | (SHM_HUGE_MASK << SHM_HUGE_SHIFT));
+	flg &= ~huge;
 	pthread_mutex_lock(&lock);
 	if (key == IPC_PRIVATE) {
-		shmid = seg_create(key, size, flg, ps, fallback);
+		shmid = seg_new(key, size, flg, huge, ps, fallback);
 		goto out;
 	}
 	for (tries = 0; tries < 5; tries++) {
 		if ((flg & IPC_CREAT) && (flg & IPC_EXCL)) {
-			shmid = seg_create(key, size, flg, ps, fallback);
+			shmid = seg_new(key, size, flg, huge, ps, fallback);
 			goto out;
 		}
 		shmid = REAL(shmget, "shmget")(key, size, flg & ~IPC_CREAT);
 		if (shmid >= 0 || errno != ENOENT || !(flg & IPC_CREAT))
 			break;
-		shmid = seg_create(key, size, flg | IPC_EXCL, ps, fallback);
+		shmid = seg_new(key, size, flg | IPC_EXCL, huge, ps,
+				fallback);
 		if (shmid >= 0 || errno != EEXIST)
 			goto out;
 	}
@@ -889,11 +945,17 @@ static void *huge_shmat(struct lp_seg *s, unsigned long addr, int flg)
 		return (void *)r;
 	}
 	if (addr && (flg & SHM_REMAP)) {
-		/* Empty the range; what clear_range() released stays so. */
-		ret = clear_range(addr, addr + s->len, ps);
+		/*
+		 * Empty the range; what clear_range() released stays so.
+		 * One it cannot empty: ENOMEM, as huge_mmap()'s MAP_FIXED
+		 * (the kernel's shmat() maps with do_mmap()).
+		 */
+		ret = clear_range(addr, addr + s->len);
 		if (ret < 0 || (!ret &&
-				REAL(munmap, "munmap")((void *)addr, s->len)))
+				REAL(munmap, "munmap")((void *)addr, s->len))) {
+			errno = ENOMEM;
 			return (void *)-1;
+		}
 	}
 	r = share_large_pages(seg_key(s->shmid), addr, s->len, prot, 0);
 	if (r == -1) {
