@@ -13,7 +13,7 @@
 #   make debs-tools [KHDR=...] the userspace tools' packages alone
 #   make test-deb             dpkg -i that package in the guest, run the suite
 #   make check-configs        compile gate: the series under Debian's 3 configs
-#   make apps                 PostgreSQL under systemd on large pages, from the packages
+#   make apps                 PostgreSQL, MariaDB and OpenJDK under systemd on large pages
 #   make boot-soak [N=100]    boot the test kernels N times, count early-boot stalls
 #   make mutants [MUTANTS=NN] plant each bug of tests/mutants in the pae kernel, run the suite
 #   make fuzz-seeds [RUNS=50] the oracle and the fuzzer RUNS times each, fresh seeds
@@ -127,8 +127,9 @@ test-deb: deb
 check-configs: lint
 	@scripts/check-configs
 
-# A real database on the pool, as Debian runs it: systemd, the packages
-# of make debs, postgresql@15-main.service, pgbench, a reboot.
+# Real programs on the pool, as Debian runs them: systemd, the packages
+# of make debs; PostgreSQL (pgbench, a reboot), then MariaDB and OpenJDK
+# in a second boot.
 apps: debs
 	@$(MAKE) -s rootfs FLAVOURS=pae
 	@scripts/apps $(DEB_FLAVOUR)

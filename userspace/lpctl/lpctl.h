@@ -14,7 +14,7 @@
 #include "largepage.h"
 
 #ifndef LPCTL_VERSION
-#define LPCTL_VERSION "1.0"
+#error "LPCTL_VERSION comes from debian/changelog (userspace/Makefile)"
 #endif
 #ifndef LPCTL_PRELOAD
 #define LPCTL_PRELOAD	"/usr/lib/i386-linux-gnu/liblargepage.so.1"

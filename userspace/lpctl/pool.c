@@ -94,7 +94,10 @@ static int resize_failed(int err)
 	return EXIT_FAIL;
 }
 
-/* Make the pool pages big: through nr_pages where the kernel has it. */
+/*
+ * Set the pool to @pages pages: through nr_pages where the kernel has it,
+ * else by the difference through numlargepages.
+ */
 static int set_pool(long pages, long before)
 {
 	char buf[32];
