@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "largepage.h"
-#include "lp-internal.h"
+#include "preload.h"
 
 #if __has_include(<linux/largepage.h>)
 #include <linux/largepage.h>
