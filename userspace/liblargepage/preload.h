@@ -16,6 +16,20 @@
  *			large-page system calls, the large page size
  *   preload-time64.c	struct shmid_ds as _TIME_BITS=64 has it
  *   largepage.c	<largepage.h>'s wrappers, lp_scan_lines()
+ *
+ * Calls go one way, down that list, never up it nor in a circle:
+ *
+ *   preload.c -> heap.c, tables.c, sys.c
+ *   mmap.c    -> heap.c, tables.c, fallback.c, sys.c
+ *   shm.c     -> tables.c, fallback.c, sys.c, preload-time64.c,
+ *                largepage.c
+ *   heap.c    -> sys.c, largepage.c
+ *   tables.c  -> sys.c
+ *   sys.c     -> largepage.c
+ *
+ * fallback.c, preload-time64.c and largepage.c call none of the others.
+ * heap.c maps with libc's mmap() and munmap() (REAL()), not through
+ * mmap.c, which tells it of mimalloc's.
  */
 #ifndef _LP_PRELOAD_H
 #define _LP_PRELOAD_H
