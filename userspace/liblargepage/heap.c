@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "largepage.h"
-#include "lp-internal.h"
+#include "preload.h"
 
 #if __has_include(<linux/largepage.h>)
 #include <linux/largepage.h>
@@ -293,16 +293,21 @@ LP_HIDDEN void lp_heap_init(void)
 		return;
 	}
 	len = (len + HEAP_ALIGN - 1) & ~(HEAP_ALIGN - 1);
-	/* A 4 MiB-aligned hole for the hint; the kernel keeps the hint. */
+	/*
+	 * A 4 MiB-aligned hole for the hint; the kernel keeps the hint.
+	 * libc's mmap() and munmap(): mmap.c's interposers call this file,
+	 * never the other way round (and would pass these two to libc).
+	 */
 	rsv_len = len + HEAP_ALIGN;
-	rsv = mmap(NULL, rsv_len, PROT_NONE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	rsv = REAL(mmap, "mmap")(NULL, rsv_len, PROT_NONE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				 -1, 0);
 	if (rsv == MAP_FAILED) {
 		say("liblargepage: no heap: no room for %lu bytes\n", len);
 		return;
 	}
 	addr = ((unsigned long)rsv + HEAP_ALIGN - 1) & ~(HEAP_ALIGN - 1);
-	munmap(rsv, rsv_len);
+	REAL(munmap, "munmap")(rsv, rsv_len);
 	r = syscall(__NR_get_large_pages, addr, len, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | LP_COPY_ON_FORK);
 	if (r == -1) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
- * liblargepage internals shared by largepage.c and preload.c; not
- * installed, hidden from liblargepage.so's dynamic symbol table.
+ * liblargepage internals shared by largepage.c and the preload
+ * (preload.h); not installed, hidden from liblargepage.so's dynamic
+ * symbol table.
  */
 #ifndef _LP_INTERNAL_H
 #define _LP_INTERNAL_H
@@ -19,16 +20,5 @@
  */
 LP_HIDDEN int lp_scan_lines(const char *path,
 			    int (*fn)(const char *line, void *arg), void *arg);
-
-/*
- * lpctl run --heap (heap.c): take the region at start, and count
- * mimalloc's own mappings (the spill) from the interposed mmap() and
- * munmap(), given their caller's address.
- */
-#include <stddef.h>
-LP_HIDDEN void lp_heap_init(void);
-LP_HIDDEN void lp_heap_note_mmap(const void *caller, void *p, size_t len);
-LP_HIDDEN void lp_heap_note_munmap(const void *caller, void *addr,
-				   size_t len);
 
 #endif /* _LP_INTERNAL_H */

@@ -2,7 +2,7 @@
 /*
  * liblargepage.so: struct shmid_ds as a program built with _TIME_BITS=64
  * sees it (glibc's __shmctl64). Built with -D_TIME_BITS=64
- * -D_FILE_OFFSET_BITS=64, apart from preload.c, which has the classic
+ * -D_FILE_OFFSET_BITS=64, apart from shm.c, which has the classic
  * layout of shmctl().
  */
 #include <sys/shm.h>
