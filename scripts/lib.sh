@@ -110,6 +110,31 @@ deb_pkg_dir() {
 	esac
 }
 
+# The runs of 'make test', tests/runs: one a line, name, kernel, suite,
+# QEMU -cpu and extra kernel command line ('-' for none; the rest of the
+# line, blanks and all). The one reader of that table:
+# run_names [KERNEL...]: the names of the runs of those kernels (of every
+# run when none is named), in the table's order.
+# run_get NAME: run_kernel, run_suite, run_cpu and run_append of run NAME
+# ('-' read as empty); fails when there is no such run.
+runs_table() {
+	awk '$1 !~ /^#/ && NF >= 5 { r = $1 " " $2 " " $3 " " $4; $1 = $2 = $3 = $4 = "";
+		sub(/^ +/, ""); print r, $0 }' "$TOP/tests/runs"
+}
+run_names() {
+	local want=" $* "
+	runs_table | while read -r name kernel _; do
+		case "$want" in "  " | *" $kernel "*) echo "$name" ;; esac
+	done
+}
+run_get() {
+	local line
+	line=$(runs_table | awk -v r="$1" '$1 == r') && [ -n "$line" ] || return 1
+	read -r _ run_kernel run_suite run_cpu run_append <<<"$line"
+	[ "$run_cpu" != - ] || run_cpu=
+	[ "$run_append" != - ] || run_append=
+}
+
 # qemu_watched LOG MARKER SECS [--show] QEMU...: run QEMU (its serial
 # console on stdout) with the console written to LOG (and, with --show,
 # to stdout without CRs). A guest that has not printed MARKER after SECS
