@@ -135,6 +135,28 @@ run_get() {
 	[ "$run_append" != - ] || run_append=
 }
 
+# suite_results SUITE: how many TAP results a run of SUITE must report,
+# from what the test build counted ($BUILD/tests, tests/Makefile): a suite
+# of tests/suites, or one program as make check runs it, PROG (its list,
+# PROG -l) or PROG:TEST[,TEST...] (those tests and its end of run check).
+# Fails, saying why, when the build has no count for it.
+suite_results() {
+	local lists=$BUILD/tests prog tests=
+	if [ "${1#*:}" = "$1" ] && awk -v s="$1" '$1 == s { f = 1 } END { exit !f }' \
+		"$lists/suites" 2>/dev/null; then
+		sed -n "s/^$1 \([0-9]*\):.*/\1/p" "$lists/suites"
+		return
+	fi
+	prog=${1%%:*}
+	[ "$prog" = "$1" ] || tests=${1#*:}
+	[ -f "$lists/$prog.list" ] || {
+		echo "no suite or test program '$prog' in $lists (run 'make tests')" >&2
+		return 1
+	}
+	awk -v t=",$tests," 't == ",," || index(t, "," $0 ",") || $0 == "conservation_at_end_of_run"' \
+		"$lists/$prog.list" | wc -l
+}
+
 # qemu_watched LOG MARKER SECS [--show] QEMU...: run QEMU (its serial
 # console on stdout) with the console written to LOG (and, with --show,
 # to stdout without CRs). A guest that has not printed MARKER after SECS
