@@ -135,6 +135,24 @@ run_get() {
 	[ "$run_append" != - ] || run_append=
 }
 
+# run_boot_args RUN LOG: scripts/boot's options, in the array boot_args,
+# to boot RUN of tests/runs as make test does with its console in LOG:
+# the run's CPU and command line, the fuzzers' knobs (make test
+# LP_FUZZ_SEED=S LP_FUZZ_SECS=N LP_ORACLE_SEED=S) on it, and one retry of
+# a stall (the stall rule, scripts/boot). Sets run_get's variables too.
+run_boot_args() {
+	local append
+	run_get "$1" || return 1
+	append=$run_append
+	boot_args=(--log "$2" --retries 1
+		--timeout "${LP_TIMEOUT:-$((900 + ${LP_FUZZ_SECS:-0}))}")
+	[ -z "$run_cpu" ] || boot_args+=(--cpu "$run_cpu")
+	[ -z "${LP_FUZZ_SEED:-}" ] || append+=" lpfuzz_seed=$LP_FUZZ_SEED"
+	[ -z "${LP_FUZZ_SECS:-}" ] || append+=" lpfuzz_secs=$LP_FUZZ_SECS"
+	[ -z "${LP_ORACLE_SEED:-}" ] || append+=" lporacle_seed=$LP_ORACLE_SEED"
+	[ -z "$append" ] || boot_args+=(--append "${append# }")
+}
+
 # suite_results SUITE: how many TAP results a run of SUITE must report,
 # from what the test build counted ($BUILD/tests, tests/Makefile): a suite
 # of tests/suites, or one program as make check runs it, PROG (its list,
