@@ -2,21 +2,8 @@
 # run the tests in QEMU. Each step is a script in scripts/; this file only
 # wires them together. Steps skip themselves when their inputs are unchanged.
 #
-#   make test                 every flavour (FLAVOURS=pae nopae off)
-#   make test FLAVOURS=nopae  one flavour
-#   make run [CMD='...']      a shell (or one command) in the pae guest
-#   make refresh              put edits made in build/linux-source-6.1 in their patches
-#   make bench                benchmarks (not part of make test)
-#   make deb [DEB_FLAVOUR=686] Debian's config for a flavour, as .deb packages
-#                             (the guest's modules; DEB_MODULES=all: all of Debian's)
-#   make debs                 that, and the userspace tools' packages
-#   make debs-tools [KHDR=...] the userspace tools' packages alone
-#   make test-deb             dpkg -i that package in the guest, run the suite
-#   make check-configs        compile gate: the series under Debian's 3 configs
-#   make apps                 PostgreSQL, MariaDB and OpenJDK under systemd on large pages
-#   make boot-soak [N=100]    boot the test kernels N times, count early-boot stalls
-#   make mutants [MUTANTS=NN] plant each bug of tests/mutants in the pae kernel, run the suite
-#   make fuzz-seeds [RUNS=50] the oracle and the fuzzer RUNS times each, fresh seeds
+# make help lists the targets: the '## make TARGET -- what' lines beside
+# each target below, the one place they are written.
 
 BUILD ?= $(CURDIR)/build
 FLAVOURS ?= pae nopae off
@@ -36,9 +23,16 @@ KHDR = $(BUILD)/obj-$(firstword $(FLAVOURS))/usr/include
 
 all: test
 
+## make help -- this list
+help:
+	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST)) | \
+		awk -F ' -- ' '{ printf "  %-34s %s\n", $$1, $$2 }'
+
+## make deps -- install what the pipeline needs (apt-get)
 deps:
 	@scripts/deps
 
+## make patch -- Debian's linux-source-6.1 with the series applied
 source patch: deps
 	@scripts/apply-series
 
@@ -46,15 +40,18 @@ source patch: deps
 # then put the edit in its patch. The kernel build refuses a tree with
 # edits not in patches/ (LP_DIRTY=1: build it anyway, and say so); make
 # patch never throws them away (LP_DISCARD=1 does).
+## make refresh -- put edits made in build/linux-source-6.1 in their patches
 refresh:
 	@scripts/refresh
 export LP_DIRTY LP_DISCARD
 
 # The quick series gate (seconds): checkpatch --strict and the headers of
 # every patch. The per-prefix build is check-series (slow, opt-in).
+## make lint -- the quick series gate: checkpatch --strict, the patches' headers
 lint: patch
 	@scripts/lint-series
 
+## make kernel -- the test kernels of FLAVOURS
 kernel: lint
 	@for f in $(FLAVOURS); do scripts/build-kernel $$f || exit 1; done
 
@@ -71,9 +68,12 @@ ROOTFS_PACKAGES = libmimalloc2.0,python3-minimal,strace
 rootfs: tests
 	@scripts/make-rootfs --include $(ROOTFS_PACKAGES) $(BUILD)/obj-$(firstword $(FLAVOURS))/arch/x86/boot/bzImage
 
+## make test -- every flavour's runs of tests/runs (FLAVOURS=pae nopae off)
+## make test FLAVOURS=nopae -- one flavour
 test: rootfs
 	@scripts/run-tests $(FLAVOURS)
 
+## make run [CMD='...'] -- a shell (or one command) in the pae guest
 run:
 	@$(MAKE) -s rootfs FLAVOURS=$(RUN_FLAVOUR)
 ifeq ($(CMD),)
@@ -84,29 +84,45 @@ endif
 
 # Benchmarks: both large-page flavours, one guest boot each (not part of test).
 # SCALE=1: the scale run instead, one pae guest with 8 GiB and 4 vCPUs.
+## make bench [SCALE=1] -- benchmarks (not part of make test)
 bench: rootfs
 	@LP_BENCH_SCALE=$(SCALE) scripts/bench $(filter pae nopae,$(FLAVOURS))
 
+# The edit-test loop: one program, or one of its tests, in a booted guest
+# of FLAVOURS (default pae here), judged as make test judges a run.
+CHECK_FLAVOURS = $(if $(filter command line environment,$(origin FLAVOURS)),$(FLAVOURS),pae)
+## make check T=PROG[:TEST] -- build what changed, run one program or test in the pae guest
+check:
+	@test -n '$(T)' || { echo 'usage: make check T=PROG[:TEST] [FLAVOURS=...] (tests/README.md)' >&2; exit 2; }
+	@$(MAKE) -s rootfs FLAVOURS='$(CHECK_FLAVOURS)'
+	@scripts/check-test '$(T)' $(CHECK_FLAVOURS)
+
 # Early-boot stalls: N boots of the test kernels to init (opt-in).
+## make boot-soak [N=100] -- boot the test kernels N times, count early-boot stalls
 boot-soak: rootfs
 	@scripts/boot-soak $(or $(N),100) $(FLAVOURS)
 
 # The gate's randomized tests over many seeds (opt-in): a model gap
 # shows here before it reddens somebody's make test.
+## make fuzz-seeds [RUNS=50] -- the oracle and the fuzzer RUNS times each, fresh seeds
 fuzz-seeds: rootfs
 	@scripts/fuzz-seeds $(or $(RUNS),50) $(filter pae nopae,$(FLAVOURS))
 
 # Mutation testing (opt-in; a kernel build and a suite run a mutant).
+## make mutants [MUTANTS='NN ...'] -- plant each bug of tests/mutants in the kernel, run the suite
 mutants:
 	@$(MAKE) -s rootfs FLAVOURS="pae nopae"
 	@scripts/mutants $(MUTANTS)
 
+## make check-series -- build the kernel at every prefix of the series (slow)
 check-series: deps
 	@scripts/check-series
 
 # Debian's own kernel (opt-in, not part of test): Debian's config for
 # DEB_FLAVOUR + CONFIG_LARGE_PAGE=y, built by bindeb-pkg, installed in the
 # guest by dpkg -i, and the full suite on it.
+## make deb [DEB_FLAVOUR=686] -- Debian's config for a flavour, as .deb packages
+## make deb DEB_MODULES=all -- the same with all of Debian's modules (for a real machine)
 deb: lint
 	@scripts/deb-kernel $(DEB_FLAVOUR)
 
@@ -115,27 +131,33 @@ deb: lint
 # headers: KHDR=... names them, else scripts/build-debs makes them from
 # the patched tree ('make headers': no .config, no kernel build).
 DEBS_KHDR := $(filter command line environment,$(origin KHDR))
+## make debs-tools [KHDR=...] -- the userspace tools' packages alone
 debs-tools: $(if $(DEBS_KHDR),deps,patch)
 	@KHDR='$(if $(DEBS_KHDR),$(KHDR))' scripts/build-debs
 
+## make debs -- make deb's packages and the tools'
 debs: deb debs-tools
 
+## make test-deb -- dpkg -i make deb's package in the guest, run the full suite
 test-deb: deb
 	@$(MAKE) -s rootfs FLAVOURS=pae
 	@scripts/test-deb $(DEB_FLAVOUR)
 
+## make check-configs -- compile gate: the series under Debian's 3 configs
 check-configs: lint
 	@scripts/check-configs
 
 # Real programs on the pool, as Debian runs them: systemd, the packages
 # of make debs; PostgreSQL (pgbench, a reboot), then MariaDB and OpenJDK
 # in a second boot.
+## make apps -- PostgreSQL, MariaDB and OpenJDK under systemd on large pages
 apps: debs
 	@$(MAKE) -s rootfs FLAVOURS=pae
 	@scripts/apps $(DEB_FLAVOUR)
 
+## make clean -- remove build/
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps source patch refresh lint kernel tests rootfs test run bench boot-soak fuzz-seeds mutants check-series deb \
-	debs debs-tools test-deb check-configs apps clean
+.PHONY: all help deps source patch refresh lint kernel tests rootfs test run check bench boot-soak fuzz-seeds mutants \
+	check-series deb debs debs-tools test-deb check-configs apps clean

@@ -110,6 +110,71 @@ deb_pkg_dir() {
 	esac
 }
 
+# The runs of 'make test', tests/runs: one a line, name, kernel, suite,
+# QEMU -cpu and extra kernel command line ('-' for none; the rest of the
+# line, blanks and all). The one reader of that table:
+# run_names [KERNEL...]: the names of the runs of those kernels (of every
+# run when none is named), in the table's order.
+# run_get NAME: run_kernel, run_suite, run_cpu and run_append of run NAME
+# ('-' read as empty); fails when there is no such run.
+runs_table() {
+	awk '$1 !~ /^#/ && NF >= 5 { r = $1 " " $2 " " $3 " " $4; $1 = $2 = $3 = $4 = "";
+		sub(/^ +/, ""); print r, $0 }' "$TOP/tests/runs"
+}
+run_names() {
+	local want=" $* "
+	runs_table | while read -r name kernel _; do
+		case "$want" in "  " | *" $kernel "*) echo "$name" ;; esac
+	done
+}
+run_get() {
+	local line
+	line=$(runs_table | awk -v r="$1" '$1 == r') && [ -n "$line" ] || return 1
+	read -r _ run_kernel run_suite run_cpu run_append <<<"$line"
+	[ "$run_cpu" != - ] || run_cpu=
+	[ "$run_append" != - ] || run_append=
+}
+
+# run_boot_args RUN LOG: scripts/boot's options, in the array boot_args,
+# to boot RUN of tests/runs as make test does with its console in LOG:
+# the run's CPU and command line, the fuzzers' knobs (make test
+# LP_FUZZ_SEED=S LP_FUZZ_SECS=N LP_ORACLE_SEED=S) on it, and one retry of
+# a stall (the stall rule, scripts/boot). Sets run_get's variables too.
+run_boot_args() {
+	local append
+	run_get "$1" || return 1
+	append=$run_append
+	boot_args=(--log "$2" --retries 1
+		--timeout "${LP_TIMEOUT:-$((900 + ${LP_FUZZ_SECS:-0}))}")
+	[ -z "$run_cpu" ] || boot_args+=(--cpu "$run_cpu")
+	[ -z "${LP_FUZZ_SEED:-}" ] || append+=" lpfuzz_seed=$LP_FUZZ_SEED"
+	[ -z "${LP_FUZZ_SECS:-}" ] || append+=" lpfuzz_secs=$LP_FUZZ_SECS"
+	[ -z "${LP_ORACLE_SEED:-}" ] || append+=" lporacle_seed=$LP_ORACLE_SEED"
+	[ -z "$append" ] || boot_args+=(--append "${append# }")
+}
+
+# suite_results SUITE: how many TAP results a run of SUITE must report,
+# from what the test build counted ($BUILD/tests, tests/Makefile): a suite
+# of tests/suites, or one program as make check runs it, PROG (its list,
+# PROG -l) or PROG:TEST[,TEST...] (those tests and its end of run check).
+# Fails, saying why, when the build has no count for it.
+suite_results() {
+	local lists=$BUILD/tests prog tests=
+	if [ "${1#*:}" = "$1" ] && awk -v s="$1" '$1 == s { f = 1 } END { exit !f }' \
+		"$lists/suites" 2>/dev/null; then
+		sed -n "s/^$1 \([0-9]*\):.*/\1/p" "$lists/suites"
+		return
+	fi
+	prog=${1%%:*}
+	[ "$prog" = "$1" ] || tests=${1#*:}
+	[ -f "$lists/$prog.list" ] || {
+		echo "no suite or test program '$prog' in $lists (run 'make tests')" >&2
+		return 1
+	}
+	awk -v t=",$tests," 't == ",," || index(t, "," $0 ",") || $0 == "conservation_at_end_of_run"' \
+		"$lists/$prog.list" | wc -l
+}
+
 # qemu_watched LOG MARKER SECS [--show] QEMU...: run QEMU (its serial
 # console on stdout) with the console written to LOG (and, with --show,
 # to stdout without CRs). A guest that has not printed MARKER after SECS

@@ -11,11 +11,18 @@
  * A suite may set harness_after_each: it runs in the parent after every
  * test's child has been reaped (the large-page suites check the pool's
  * conservation there), and once more at the end of the run.
+ *
+ * As kselftest_harness.h's: PROG -l lists the results a run reports, one
+ * name a line, in run order (a TEST_TABLE's rows by their names, the end
+ * of run check as conservation_at_end_of_run), and runs no test;
+ * PROG -t NAME (repeatable; a bare NAME too) runs only those tests, and
+ * still the end of run check. A NAME that is no test is an error.
  */
 #ifndef LP_HARNESS_H
 #define LP_HARNESS_H
 
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,19 +151,82 @@ static int harness_report(int n, const char *name, int status)
 	return 1;
 }
 
+/* -t NAME and bare NAMEs: the tests to run (all when none is named). */
+static char **harness_only;
+static int harness_nonly;
+
+static int harness_selected(const struct harness_test *t)
+{
+	int i;
+
+	for (i = 0; i < harness_nonly; i++)
+		if (!strcmp(harness_only[i], t->name))
+			return 1;
+	return !harness_nonly;
+}
+
+static void harness_usage(FILE *f, const char *prog)
+{
+	fprintf(f, "usage: %s [-l] [-t NAME]... [NAME]...\n"
+		"  -l       list the results a run reports, one name a line\n"
+		"  -t NAME  run only the test NAME (repeatable)\n", prog);
+}
+
 int main(int argc, char **argv)
 {
 	struct harness_test *t;
-	int n = 0, total = 0, failed = 0, status;
+	int n = 0, total = 0, failed = 0, status, list = 0, opt, i;
+
+	harness_only = calloc(argc, sizeof(*harness_only));
+	if (!harness_only) {
+		perror("calloc");
+		exit(1);
+	}
+	while ((opt = getopt(argc, argv, "lt:h")) != -1) {
+		switch (opt) {
+		case 'l':
+			list = 1;
+			break;
+		case 't':
+			harness_only[harness_nonly++] = optarg;
+			break;
+		case 'h':
+			harness_usage(stdout, argv[0]);
+			return 0;
+		default:
+			harness_usage(stderr, argv[0]);
+			return 2;
+		}
+	}
+	while (optind < argc)
+		harness_only[harness_nonly++] = argv[optind++];
+	if (list) {
+		for (t = harness_head; t; t = t->next)
+			printf("%s\n", t->name);
+		if (harness_after_each)
+			printf("conservation_at_end_of_run\n");
+		return 0;
+	}
+	for (i = 0; i < harness_nonly; i++) {
+		for (t = harness_head; t; t = t->next)
+			if (!strcmp(harness_only[i], t->name))
+				break;
+		if (!t && !(harness_after_each &&
+			    !strcmp(harness_only[i], "conservation_at_end_of_run"))) {
+			fprintf(stderr, "%s: no test '%s' (-l lists them)\n",
+				argv[0], harness_only[i]);
+			return 2;
+		}
+	}
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (t = harness_head; t; t = t->next)
-		total += argc < 2 || !strcmp(argv[1], t->name);
+		total += harness_selected(t);
 	printf("TAP version 13\n1..%d\n", total + (harness_after_each ? 1 : 0));
 	for (t = harness_head; t; t = t->next) {
 		pid_t pid;
 
-		if (argc > 1 && strcmp(argv[1], t->name))
+		if (!harness_selected(t))
 			continue;
 		fflush(stdout);
 		pid = fork();

@@ -3,7 +3,13 @@
 # heap-test.sh: lpctl run --heap (a program's malloc heap on large pages,
 # mimalloc's, from liblargepage), as TAP on stdout. Run as root in the
 # guest, with libmimalloc2.0, python3 and strace installed (the test
-# image has them). Leaves the pool as it found it.
+# image has them). Leaves the pool as it found it. -l lists the results
+# (tap.sh).
+if [ "${1:-}" = -l ]; then
+	. "$(dirname "$0")/tap.sh"
+	tap_list "$0"
+	exit
+fi
 LPCTL=${LPCTL:-$(command -v lpctl || echo /usr/sbin/lpctl)}
 HEAPFORK=${HEAPFORK:-$(dirname "$0")/heapfork}
 

@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # lpctl-test.sh: lpctl's output and exit codes, as TAP on stdout. Run as
 # root in the guest; leaves the pool as it found it (same size, every
-# page free), which the last test checks.
+# page free), which the last test checks. -l lists the results (tap.sh).
+if [ "${1:-}" = -l ]; then
+	. "$(dirname "$0")/tap.sh"
+	tap_list "$0" expect
+	exit
+fi
 LPCTL=${LPCTL:-$(command -v lpctl || echo /usr/sbin/lpctl)}
 SEGMENTS=/proc/largepage_segments
 LPSYS=/sys/kernel/mm/largepage
@@ -171,8 +176,10 @@ if [ -e $SEGMENTS ]; then
 	check "status: lists the keyed segments" \
 		grep -qE '^Keyed segments: +(none|[0-9]+)$' "$tmp/out"
 else
+	# tap_list: unlisted (as many results as the branch above)
 	check "status: says the segment list is missing" \
 		grep -q "not listed (this kernel has no $SEGMENTS)" "$tmp/out"
+	# tap_list: listed
 fi
 
 expect "status --json: exit 0" 0 "" status --json
@@ -524,6 +531,7 @@ if [ -e $CG/misc.capacity ]; then
 	echo "$s" >$LPSYS/nr_pages
 	rmdir $cg
 else
+	# tap_list: unlisted (as many results as the branch above)
 	echo "# no $CG/misc.capacity: a kernel without the misc controller"
 	ok "cgroups: no misc controller (nothing to hold)"
 	run status
@@ -553,6 +561,7 @@ else
 		is "json" "$(json cgroup_misc_pool_empty)" false
 	check "empty pool: the pool is empty" is total "$(total)" 0
 	echo "$s" >$LPSYS/nr_pages
+	# tap_list: listed
 fi
 
 # ---------------------------------------------------------------- the end
