@@ -13,7 +13,7 @@
 #if __has_include(<linux/largepage.h>)
 #include <linux/largepage.h>
 #endif
-#include "lp.h"
+#include "misccg.h"
 
 #define RW (PROT_READ | PROT_WRITE)
 #define COPY (MAP_PRIVATE | LP_COPY_ON_FORK)
@@ -671,5 +671,123 @@ TEST(cow_futex_wait_survives_the_copy_of_its_page)
 	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/*
+ * The child's reservation is charged to RLIMIT_MEMLOCK as a copy would
+ * be: with the limit used up by the parent's heap, the child's heap is
+ * copied into normal pages instead, as when the pool is short.
+ */
+TEST(cow_memlock_full_at_fork_gives_normal_pages)
+{
+	long nfree = lp_nfree();
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		long r;
+		pid_t g;
+
+		lp_set_memlock(lp_size());
+		become_nobody();
+		r = heap_get(1, 0x5700);
+		ASSERT_TRUE(LP_OK(r));
+		g = fork();
+		if (g == 0) {
+			int ok = status_kb(0, "LargePages:") == 0 &&
+				 lp_nresv() == 0 && heap_check(r, 1, 0x5700);
+
+			lp_fill(LP_PTR(r), lp_size(), 0x5800);
+			_exit(ok && lp_nfree() == nfree - 1 ? 0 : 2);
+		}
+		ASSERT_GT(g, 0);
+		ASSERT_EQ(waitpid(g, &st, 0), g);
+		EXPECT_TRUE(CHILD_EXITED(st, 0));
+		EXPECT_TRUE(heap_check(r, 1, 0x5700));
+		ASSERT_EQ(lpsys_free(r), 0);
+		CHILD_DONE();
+	}
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/* A child that waits for its parent's word, then exits. */
+static pid_t fork_waiter(int *go)
+{
+	pid_t pid;
+	char c;
+
+	if (pipe(go))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		while (read(go[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(go[0]);
+	return pid;
+}
+
+/*
+ * The reservation of each fork is charged to the misc cgroup of the
+ * process that forks, one page a page shared, and given back when the
+ * child goes; past misc.max the child's heap goes to normal pages.
+ */
+TEST(cow_fork_reservation_is_charged_to_the_forkers_misc_cgroup)
+{
+	long nfree = lp_nfree();
+	char cg[128];
+	pid_t pid;
+	int st;
+
+	if (!misc_built())
+		SKIP("kernel without CONFIG_CGROUP_MISC: no misc controller");
+	ASSERT_EQ(cg_new(cg, sizeof(cg), "cow", "3"), 0);
+	pid = fork();
+	if (pid == 0) {
+		int go[3][2], i;
+		pid_t w[3];
+		long r;
+
+		if (cg_enter(cg, getpid()))
+			_exit(3);
+		r = heap_get(1, 0x5900);
+		ASSERT_TRUE(LP_OK(r));
+		EXPECT_EQ(cg_current(cg), 1);
+		for (i = 0; i < 2; i++) {
+			w[i] = fork_waiter(go[i]);
+			ASSERT_GT(w[i], 0);
+			EXPECT_EQ(cg_current(cg), 2 + i);
+			EXPECT_EQ(lp_nresv(), 1 + i);
+		}
+		/* misc.max 3 reached: this child's heap is normal pages. */
+		w[2] = fork();
+		if (w[2] == 0)
+			_exit(status_kb(0, "LargePages:") == 0 &&
+			      heap_check(r, 1, 0x5900) ? 0 : 2);
+		ASSERT_GT(w[2], 0);
+		ASSERT_EQ(waitpid(w[2], &st, 0), w[2]);
+		EXPECT_TRUE(CHILD_EXITED(st, 0));
+		EXPECT_EQ(cg_current(cg), 3);
+		EXPECT_EQ(lp_nresv(), 2);
+		for (i = 0; i < 2; i++) {
+			close(go[i][1]);
+			ASSERT_EQ(waitpid(w[i], &st, 0), w[i]);
+		}
+		EXPECT_EQ(settle_current(cg, 1), 1);
+		EXPECT_EQ(SETTLE(lp_nresv(), 0, 50), 0);
+		ASSERT_EQ(lpsys_free(r), 0);
+		EXPECT_EQ(settle_current(cg, 0), 0);
+		CHILD_DONE();
+	}
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_EQ(cg_rmdir(cg), 0);
 	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
 }
