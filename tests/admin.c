@@ -11,7 +11,6 @@
 #include <time.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define NR_PAGES "/sys/kernel/mm/largepage/nr_pages"
 #define KEY0 9300
 

@@ -11,8 +11,6 @@
 #include "lp.h"
 
 #define ROOT 0
-#define NOBODY 65534
-#define RW (PROT_READ | PROT_WRITE)
 
 enum { A_GET, A_FREE, A_SHARE, A_UNSHARE, A_PEEK, A_POKE };
 
@@ -77,12 +75,7 @@ static inline void agent_start_in(struct lp_peer *a, gid_t gid, rlim_t memlock)
 	ASSERT_GE(lp_peer_fork(a), 0);
 	if (a->pid == 0) {
 		lp_set_memlock(memlock);
-		if (setgroups(1, &gid) || setresgid(NOBODY, NOBODY, NOBODY) ||
-		    setresuid(NOBODY, NOBODY, NOBODY)) {
-			printf("# cannot become nobody in group %d: %s\n",
-			       (int)gid, strerror(errno));
-			_exit(1);
-		}
+		become_nobody_in(gid);
 		agent_loop(a->rfd, a->wfd);
 	}
 }

@@ -14,7 +14,6 @@
 #include <elf.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define CORE_PATTERN "/proc/sys/kernel/core_pattern"
 #define CORE_DIR "/tmp/lpcore"
 

@@ -2,8 +2,6 @@
 /* get_large_pages() and free_large_pages(): mapping, data, errors. */
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
-
 TEST(get_returns_aligned_address)
 {
 	unsigned long len = lp_size();

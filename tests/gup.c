@@ -14,7 +14,6 @@
 #include <time.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define KIB(n) ((n) * 1024UL)
 
 /* The word at byte offset o of a pattern. */

@@ -18,7 +18,6 @@
 #include <sys/mount.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define KPAGEFLAGS "/proc/kpageflags"
 #define KPAGECOUNT "/proc/kpagecount"
 #define CORRUPT_PFN DEBUGFS "/hwpoison/corrupt-pfn"

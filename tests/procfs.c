@@ -7,8 +7,6 @@
 #include <sys/stat.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
-
 /*
  * pid's /proc/PID/maps line of the mapping that starts at addr: its end
  * and name. Returns 0 if found.
@@ -820,8 +818,8 @@ TEST(procfs_segments_show_owner_and_creator_of_other_user)
 		long r;
 
 		lp_set_memlock(len);
-		if (setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534))
+		if (setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY))
 			_exit(2);
 		r = lpsys_share(4009, 0, len, RW, IPC_CREAT | 0604);
 		lp_peer_send(&peer, LP_OK(r));
@@ -832,10 +830,10 @@ TEST(procfs_segments_show_owner_and_creator_of_other_user)
 	EXPECT_EQ(seg_row(4009, &row), 1);
 	EXPECT_EQ(row.size, len);
 	EXPECT_EQ(row.mode, 0604);
-	EXPECT_EQ(row.uid, 65534);
-	EXPECT_EQ(row.gid, 65534);
-	EXPECT_EQ(row.cuid, 65534);
-	EXPECT_EQ(row.cgid, 65534);
+	EXPECT_EQ(row.uid, NOBODY);
+	EXPECT_EQ(row.gid, NOBODY);
+	EXPECT_EQ(row.cuid, NOBODY);
+	EXPECT_EQ(row.cgid, NOBODY);
 	EXPECT_EQ(row.nattch, 1);
 	lp_peer_send(&peer, 0);
 	EXPECT_EQ(lp_peer_wait(&peer), 0);

@@ -10,7 +10,6 @@
 #include "lp.h"
 #include "misccg.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define MIXED_SECS 10
 #define WORKERS 6
 #define KEY0 7000

@@ -7,7 +7,6 @@
 #include <sys/prctl.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define NB (4 * 4096UL)		/* size of a normal neighbour mapping */
 
 static long map_filled(unsigned long len, int flags, uint32_t seed)

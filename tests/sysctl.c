@@ -9,8 +9,6 @@
 #include <sys/stat.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
-
 /* Bring the pool back to 'total' pages (every page must be free). */
 static int restore_pool(long total)
 {

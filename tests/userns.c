@@ -10,9 +10,6 @@
 #include <sys/prctl.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
-#define NOBODY 65534
-
 /*
  * Become nobody, then root of a new user namespace (plus extra unshare
  * flags) with nobody mapped to 0 inside: every capability in there,

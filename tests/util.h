@@ -28,6 +28,11 @@
 #include "maps.h"
 #include "meminfo.h"
 
+/* The protection of nearly every mapping the tests make. */
+#define RW (PROT_READ | PROT_WRITE)
+/* nobody's uid and gid, what become_nobody() drops to. */
+#define NOBODY 65534
+
 /* The monotonic clock, in seconds. */
 static inline double now(void)
 {
@@ -329,9 +334,20 @@ static inline long status_kb(pid_t pid, const char *key)
 /* Become an unprivileged user (nobody) for the rest of the process. */
 static inline void become_nobody(void)
 {
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-	    setresuid(65534, 65534, 65534)) {
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY)) {
 		printf("# cannot become nobody: %s\n", strerror(errno));
+		_exit(1);
+	}
+}
+
+/* Become nobody in no group but gid, for the rest of the process. */
+static inline void become_nobody_in(gid_t gid)
+{
+	if (setgroups(1, &gid) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY)) {
+		printf("# cannot become nobody in group %d: %s\n", (int)gid,
+		       strerror(errno));
 		_exit(1);
 	}
 }

@@ -34,7 +34,6 @@
 #include <sys/uio.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define KIB(n) ((n) * 1024UL)
 #define MIB(n) ((n) * 1024UL * 1024UL)
 #define NB (4 * 4096UL)		/* a small normal mapping */

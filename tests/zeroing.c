@@ -14,7 +14,6 @@
 #include <time.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define ZSYS "/sys/kernel/mm/largepage/"
 #define CHURN_SECS 6
 #define CHURNERS 4
