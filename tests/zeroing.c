@@ -32,7 +32,7 @@ static long unzeroed_free(void)
  * Wait (up to 60 s: TCG is slow) until largepage_zerod has zeroed every
  * free page; return the number of zeroed free pages, or -1.
  */
-static long settle_zeroed(void)
+static long wait_every_free_page_zeroed(void)
 {
 	int i;
 
@@ -103,7 +103,7 @@ TEST(zeroing_sysfs_files_sum_to_free)
 {
 	long z, u;
 
-	ASSERT_GE(settle_zeroed(), 0);
+	ASSERT_GE(wait_every_free_page_zeroed(), 0);
 	z = zeroed_free();
 	u = unzeroed_free();
 	EXPECT_EQ(u, 0);
@@ -154,7 +154,7 @@ TEST(zeroing_stat_counts_add_up_while_the_thread_works)
 	/* Read-only, as documented. */
 	EXPECT_EQ(write_text(ZSYS "stat", "0\n"), -EACCES);
 	EXPECT_EQ(write_text(ZSYS "lowmem_pages", "0\n"), -EACCES);
-	EXPECT_EQ(settle_zeroed(), n);
+	EXPECT_EQ(wait_every_free_page_zeroed(), n);
 }
 
 TEST(zeroing_freed_pages_are_zeroed_in_the_background)
@@ -163,7 +163,7 @@ TEST(zeroing_freed_pages_are_zeroed_in_the_background)
 	long n = lp_nfree(), r;
 
 	ASSERT_GE(n, 2);
-	ASSERT_GE(settle_zeroed(), 0);
+	ASSERT_GE(wait_every_free_page_zeroed(), 0);
 	r = get_check_fill(n * lp, MAP_PRIVATE, 0x5a01);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(zeroed_free(), 0);
@@ -171,7 +171,7 @@ TEST(zeroing_freed_pages_are_zeroed_in_the_background)
 	ASSERT_EQ(lpsys_free(r), 0);
 	/* Free at once, whether zeroed yet or not. */
 	EXPECT_EQ(lp_nfree(), n);
-	EXPECT_EQ(settle_zeroed(), n);
+	EXPECT_EQ(wait_every_free_page_zeroed(), n);
 	EXPECT_EQ(lp_nfree(), n);
 }
 
@@ -183,7 +183,7 @@ TEST(zeroing_warm_get_maps_zeroed_pages)
 
 	ASSERT_GE(n, 2);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(settle_zeroed(), n);
+		ASSERT_EQ(wait_every_free_page_zeroed(), n);
 		r = get_check_fill(n * lp, i & 1 ? MAP_SHARED : MAP_PRIVATE,
 				   0x5a10 + i);
 		ASSERT_TRUE(LP_OK(r));
@@ -244,7 +244,7 @@ TEST(zeroing_keyed_segment_recreated_is_zero)
 		lp_fill(LP_PTR(r), n * lp, 0x5d00 + i);
 		ASSERT_EQ(lpsys_unshare(r), 0);
 		if (i % 4 == 3)
-			ASSERT_GE(settle_zeroed(), 0);
+			ASSERT_GE(wait_every_free_page_zeroed(), 0);
 	}
 }
 
@@ -346,7 +346,7 @@ TEST(zeroing_smp_churn_never_sees_dirty_pages)
 	if (grow)
 		ASSERT_EQ(sysctl_resize(grow), 0);
 	EXPECT_EQ(lp_total(), total);
-	EXPECT_GE(settle_zeroed(), 0);
+	EXPECT_GE(wait_every_free_page_zeroed(), 0);
 }
 
 /*
@@ -445,7 +445,7 @@ TEST(zeroing_thread_freezes_with_a_backlog)
 	write_text("/sys/power/pm_test", "none");
 	snprintf(buf, sizeof(buf), "%ld", timeout);
 	write_text("/sys/power/pm_freeze_timeout", buf);
-	EXPECT_EQ(settle_zeroed(), lp_nfree());
+	EXPECT_EQ(wait_every_free_page_zeroed(), lp_nfree());
 }
 
 /* The pid of the kernel thread called comm, or -1. */
@@ -614,7 +614,7 @@ TEST(zeroing_detach_does_not_wait_behind_a_creator_waiting_for_the_thread)
 		if (!caught)
 			TH_LOG("try %d: largepage_zerod not caught with a page (state %c)",
 			       try + 1, task_state(zerod));
-		settle_zeroed();
+		wait_every_free_page_zeroed();
 	}
 	snprintf(buf, sizeof(buf), "%ld", rt);
 	EXPECT_EQ(write_text("/proc/sys/kernel/sched_rt_runtime_us", buf), 0);
