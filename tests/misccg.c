@@ -639,6 +639,50 @@ static long settle_free_zeroed(long want)
 }
 
 /*
+ * For HAMMER_SECS, the lowest LargePages_Free and free_zeroed_pages seen
+ * (*fmin and *zmin, if below what they hold).
+ */
+static void pool_lows(long *fmin, long *zmin)
+{
+	long z, f;
+	double end;
+
+	for (end = now() + HAMMER_SECS; now() < end;) {
+		z = read_long(ZEROED);
+		f = lp_nfree();
+		*zmin = z < *zmin ? z : *zmin;
+		*fmin = f < *fmin ? f : *fmin;
+	}
+}
+
+/*
+ * The victim: in cg (NULL: where it is), VICTIM_CALLS one-page gets and
+ * frees, each counted, and those that fail. Its pid (or -1).
+ */
+static pid_t start_victim(struct tenants *t, const char *cg)
+{
+	pid_t pid = fork();
+	long i, r;
+
+	if (pid)
+		return pid;
+	if (cg && cg_enter(cg, getpid()))
+		_exit(2);
+	for (i = 0; i < VICTIM_CALLS; i++) {
+		r = lpsys_get(0, lp_size(), RW, MAP_PRIVATE);
+		t->victim_calls++;
+		if (!LP_OK(r)) {
+			t->victim_failed++;
+			continue;
+		}
+		*(volatile char *)LP_PTR(r) = 1;
+		if (lpsys_free(r))
+			t->victim_failed++;
+	}
+	_exit(0);
+}
+
+/*
  * SPEC 2: a refused call never disturbs the pool. A tenant whose cgroup
  * is at "largepage 0" asks for the whole pool in a loop, beside a nobody
  * whose RLIMIT_MEMLOCK is one page doing the same (the nobody alone on
@@ -655,11 +699,10 @@ TEST(misccg_refused_tenant_never_disturbs_the_pool)
 {
 	struct tenants *t = mmap(NULL, sizeof(*t), RW,
 				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	long F = lp_nfree(), z, zmin, fmin, f, r;
+	long F = lp_nfree(), z, zmin, fmin;
 	int misc = misc_built(), st;
 	char cg[2][128] = { "", "" };
 	pid_t ham = -1, nob, vic;
-	double end;
 
 	ASSERT_TRUE(t != MAP_FAILED);
 	ASSERT_GE(F, 4);
@@ -683,36 +726,15 @@ TEST(misccg_refused_tenant_never_disturbs_the_pool)
 	nob = start_hammer(t, NULL, F, 1);
 	ASSERT_GT(nob, 0);
 	zmin = fmin = F;
-	for (end = now() + HAMMER_SECS; now() < end;) {
-		z = read_long(ZEROED);
-		f = lp_nfree();
-		zmin = z < zmin ? z : zmin;
-		fmin = f < fmin ? f : fmin;
-	}
+	pool_lows(&fmin, &zmin);
 	TH_LOG("hammering alone: %ld and %ld refused calls; free pages never below %ld, zeroed never below %ld",
 	       __atomic_load_n(&t->hammer_calls, __ATOMIC_SEQ_CST),
 	       __atomic_load_n(&t->nobody_calls, __ATOMIC_SEQ_CST), fmin, zmin);
 	EXPECT_EQ(fmin, F);
 	EXPECT_EQ(zmin, F);
 
-	vic = fork();
+	vic = start_victim(t, misc ? cg[1] : NULL);
 	ASSERT_GE(vic, 0);
-	if (vic == 0) {
-		if (misc && cg_enter(cg[1], getpid()))
-			_exit(2);
-		for (st = 0; st < VICTIM_CALLS; st++) {
-			r = lpsys_get(0, lp_size(), RW, MAP_PRIVATE);
-			t->victim_calls++;
-			if (!LP_OK(r)) {
-				t->victim_failed++;
-				continue;
-			}
-			*(volatile char *)LP_PTR(r) = 1;
-			if (lpsys_free(r))
-				t->victim_failed++;
-		}
-		_exit(0);
-	}
 	ASSERT_EQ(waitpid(vic, &st, 0), vic);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	__atomic_store_n(&t->stop, 1, __ATOMIC_SEQ_CST);

@@ -531,6 +531,37 @@ static void creator(int key, unsigned long len)
 #define SPIN_SECS 8
 
 /*
+ * The peer that creates a one-page keyed segment, says so, and on the
+ * word detaches it: how many ms the detach took.
+ */
+static void detacher(struct lp_peer *d, int key, unsigned long len)
+{
+	struct timespec t0, t1;
+	long r = lpsys_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
+
+	if (!LP_OK(r))
+		_exit(1);
+	lp_peer_send(d, 0);
+	lp_peer_recv(d);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (lpsys_unshare(r))
+		_exit(2);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	lp_peer_send(d, (t1.tv_sec - t0.tv_sec) * 1000 +
+		     (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	_exit(0);
+}
+
+/* Have the detacher detach: its ms, or -1 if it has not within 4 s. */
+static long timed_detach(struct lp_peer *d)
+{
+	struct pollfd pfd = { .fd = d->rfd, .events = POLLIN };
+
+	lp_peer_send(d, 1);
+	return poll(&pfd, 1, 4000) == 1 ? lp_peer_recv(d) : -1;
+}
+
+/*
  * Nothing that waits for largepage_zerod may hold lp_key_mutex, which
  * the last detach of every keyed segment takes. Starve the thread while
  * it holds a page (pinned to CPU 1 beside a SCHED_FIFO spinner, with RT
@@ -546,7 +577,6 @@ TEST(zeroing_detach_does_not_wait_behind_a_creator_waiting_for_the_thread)
 	long rt = read_long("/proc/sys/kernel/sched_rt_runtime_us"), ms = -1;
 	pid_t zerod = kthread_pid("largepage_zerod"), spinner, maker = -1;
 	int st, i, try, caught = 0, maker_st = -1;
-	struct pollfd pfd;
 	struct lp_peer d;
 	cpu_set_t was;
 	char buf[24];
@@ -559,23 +589,8 @@ TEST(zeroing_detach_does_not_wait_behind_a_creator_waiting_for_the_thread)
 	/* This process and its children keep to CPU 0. */
 	ASSERT_EQ(pin_to(0, 0), 0);
 
-	if (lp_peer_fork(&d) == 0) {
-		struct timespec t0, t1;
-		long r = lpsys_share(KEY0 + 10, 0, lp, RW,
-				     IPC_CREAT | IPC_EXCL | 0600);
-
-		if (!LP_OK(r))
-			_exit(1);
-		lp_peer_send(&d, 0);
-		lp_peer_recv(&d);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (lpsys_unshare(r))
-			_exit(2);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		lp_peer_send(&d, (t1.tv_sec - t0.tv_sec) * 1000 +
-			     (t1.tv_nsec - t0.tv_nsec) / 1000000);
-		_exit(0);
-	}
+	if (lp_peer_fork(&d) == 0)
+		detacher(&d, KEY0 + 10, lp);
 	ASSERT_GT(d.pid, 0);
 	lp_peer_recv(&d);
 
@@ -598,13 +613,8 @@ TEST(zeroing_detach_does_not_wait_behind_a_creator_waiting_for_the_thread)
 				usleep(10000);
 			caught = task_state(maker) == 'D';
 		}
-		if (caught) {
-			lp_peer_send(&d, 1);
-			pfd.fd = d.rfd;
-			pfd.events = POLLIN;
-			if (poll(&pfd, 1, 4000) == 1)
-				ms = lp_peer_recv(&d);
-		}
+		if (caught)
+			ms = timed_detach(&d);
 		kill(spinner, SIGKILL);
 		waitpid(spinner, &st, 0);
 		if (maker > 0) {
