@@ -71,20 +71,6 @@ static int direct_file(void)
 	return -1;
 }
 
-static ssize_t read_all(int fd, char *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = read(fd, buf + done, len - done);
-		if (n <= 0)
-			return -1;
-		done += n;
-	}
-	return done;
-}
-
 TEST(gup_odirect_roundtrip_across_large_page_boundary)
 {
 	unsigned long lp = lp_size(), len = KIB(1024);

@@ -42,19 +42,33 @@ static inline double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* write() all of buf; len, or -1. */
-static inline ssize_t write_all(int fd, const char *buf, size_t len)
+/*
+ * write() (wr) or read() all of buf, in as many calls as it takes: len,
+ * or -1.
+ */
+static inline ssize_t rw_all(int fd, char *buf, size_t len, int wr)
 {
 	size_t done = 0;
 	ssize_t n;
 
 	while (done < len) {
-		n = write(fd, buf + done, len - done);
+		n = wr ? write(fd, buf + done, len - done) :
+			 read(fd, buf + done, len - done);
 		if (n <= 0)
 			return -1;
 		done += n;
 	}
 	return done;
+}
+
+static inline ssize_t write_all(int fd, const char *buf, size_t len)
+{
+	return rw_all(fd, (char *)buf, len, 1);
+}
+
+static inline ssize_t read_all(int fd, char *buf, size_t len)
+{
+	return rw_all(fd, buf, len, 0);
 }
 
 static inline long lp_total(void) { return meminfo("LargePages_Total:"); }
