@@ -94,8 +94,8 @@ static inline long agent_do(struct lp_peer *a, struct agent_cmd c)
 
 static inline long a_get(struct lp_peer *a, long pages, int flags)
 {
-	struct agent_cmd c = { .op = A_GET, .len = pages * lp_size(), .prot = RW,
-			 .flag = flags };
+	struct agent_cmd c = { .op = A_GET, .len = pages * lp_size(),
+			       .prot = RW, .flag = flags };
 
 	return agent_do(a, c);
 }
@@ -109,8 +109,9 @@ static inline long a_free(struct lp_peer *a, long addr)
 
 static inline long a_share(struct lp_peer *a, int key, long pages, int prot, int flag)
 {
-	struct agent_cmd c = { .op = A_SHARE, .key = key, .len = pages * lp_size(),
-			 .prot = prot, .flag = flag };
+	struct agent_cmd c = { .op = A_SHARE, .key = key,
+			       .len = pages * lp_size(), .prot = prot,
+			       .flag = flag };
 
 	return agent_do(a, c);
 }
