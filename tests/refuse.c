@@ -358,7 +358,7 @@ struct madvise_row {
 	uint32_t seed;
 };
 
-static void madvise_row(const void *arg)
+static void madvise_row_refused(const void *arg)
 {
 	const struct madvise_row *row = arg;
 	int other = row->flags == MAP_PRIVATE ? MAP_SHARED : MAP_PRIVATE;
@@ -378,7 +378,7 @@ static const struct madvise_row discard_rows[] = {
 	{ "refuse_madvise_remove", { MADV_REMOVE }, MAP_SHARED, 6014 },
 };
 
-TEST_TABLE(madvise_discard, discard_rows, madvise_row)
+TEST_TABLE(madvise_discard, discard_rows, madvise_row_refused)
 
 TEST(refuse_madvise_dofork_private_stays_uninherited)
 {
@@ -424,7 +424,7 @@ static const struct madvise_row hint_rows[] = {
 	{ "refuse_madvise_wipeonfork", { MADV_WIPEONFORK }, MAP_PRIVATE, 6033 },
 };
 
-TEST_TABLE(madvise_hint, hint_rows, madvise_row)
+TEST_TABLE(madvise_hint, hint_rows, madvise_row_refused)
 
 /*
  * The memory-error injectors (root only) would poison or migrate a pool
@@ -436,7 +436,7 @@ static const struct madvise_row injector_rows[] = {
 	  6035 },
 };
 
-TEST_TABLE(madvise_injector, injector_rows, madvise_row)
+TEST_TABLE(madvise_injector, injector_rows, madvise_row_refused)
 
 /* MADV_DONTDUMP and MADV_DODUMP are on SPEC's allowed list: both work. */
 TEST(madvise_dontdump_and_dodump_work)
