@@ -11,7 +11,6 @@
 #include <time.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define NR_PAGES "/sys/kernel/mm/largepage/nr_pages"
 #define KEY0 9300
 
@@ -21,6 +20,24 @@ static int set_nr_pages(long n)
 
 	snprintf(buf, sizeof(buf), "%ld\n", n);
 	return write_text(NR_PAGES, buf);
+}
+
+/* Write n to nr_pages: the pool is n pages. */
+static void resize_to(long n)
+{
+	ASSERT_EQ(set_nr_pages(n), 0);
+	EXPECT_EQ(lp_total(), n);
+}
+
+/* Two pages of a pool of total (3 at least) in use: the mapping. */
+static long hold_two_pages(long total, int flags)
+{
+	long r;
+
+	ASSERT_GE(total, 3);
+	r = lpsys_get(0, 2 * lp_size(), RW, flags);
+	ASSERT_TRUE(LP_OK(r));
+	return r;
 }
 
 /* Put the pool back to total pages through numlargepages. */
@@ -45,18 +62,13 @@ TEST(nr_pages_sets_the_size_absolutely_and_twice_is_once)
 	long total = lp_total();
 
 	ASSERT_GE(total, 2);
-	ASSERT_EQ(set_nr_pages(total + 2), 0);
-	EXPECT_EQ(lp_total(), total + 2);
+	resize_to(total + 2);
 	EXPECT_EQ(lp_nfree(), total + 2);
-	ASSERT_EQ(set_nr_pages(total + 2), 0);
-	EXPECT_EQ(lp_total(), total + 2);
+	resize_to(total + 2);
 	EXPECT_EQ(read_long(NR_PAGES), total + 2);
-	ASSERT_EQ(set_nr_pages(total - 1), 0);
-	EXPECT_EQ(lp_total(), total - 1);
-	ASSERT_EQ(set_nr_pages(total - 1), 0);
-	EXPECT_EQ(lp_total(), total - 1);
-	ASSERT_EQ(set_nr_pages(total), 0);
-	EXPECT_EQ(lp_total(), total);
+	resize_to(total - 1);
+	resize_to(total - 1);
+	resize_to(total);
 	restore(total);
 }
 
@@ -64,11 +76,8 @@ TEST(nr_pages_sets_the_size_absolutely_and_twice_is_once)
 TEST(nr_pages_never_takes_pages_in_use)
 {
 	unsigned long lp = lp_size();
-	long total = lp_total(), r;
+	long total = lp_total(), r = hold_two_pages(total, MAP_SHARED);
 
-	ASSERT_GE(total, 3);
-	r = lpsys_get(0, 2 * lp, RW, MAP_SHARED);
-	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), 2 * lp, 0x9301);
 	ASSERT_EQ(set_nr_pages(0), 0);
 	EXPECT_EQ(lp_total(), 2);
@@ -77,25 +86,18 @@ TEST(nr_pages_never_takes_pages_in_use)
 	EXPECT_TRUE(lp_check(LP_PTR(r), 2 * lp, 0x9301));
 	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_settle_nfree(2), 2);
-	ASSERT_EQ(set_nr_pages(total), 0);
-	EXPECT_EQ(lp_total(), total);
+	resize_to(total);
 	restore(total);
 }
 
 /* With pages in use, N is still the pool's total, not its free count. */
 TEST(nr_pages_counts_pages_in_use)
 {
-	unsigned long lp = lp_size();
-	long total = lp_total(), r;
+	long total = lp_total(), r = hold_two_pages(total, MAP_PRIVATE);
 
-	ASSERT_GE(total, 3);
-	r = lpsys_get(0, 2 * lp, RW, MAP_PRIVATE);
-	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(set_nr_pages(total + 1), 0);
-	EXPECT_EQ(lp_total(), total + 1);
+	resize_to(total + 1);
 	EXPECT_EQ(lp_nfree(), total - 1);
-	ASSERT_EQ(set_nr_pages(total), 0);
-	EXPECT_EQ(lp_total(), total);
+	resize_to(total);
 	EXPECT_EQ(lp_nfree(), total - 2);
 	ASSERT_EQ(lpsys_free(r), 0);
 	restore(total);
@@ -119,37 +121,46 @@ TEST(nr_pages_refuses_bad_input_and_changes_nothing)
 	}
 }
 
-static void nobody_body(void *arg)
+/*
+ * A writer without the right: nobody (the file's mode refuses it), or
+ * uid 0 without CAP_SYS_ADMIN (the mode lets it open, the store
+ * refuses). Its write fails with err and the pool stays as it was.
+ */
+struct writer {
+	void (*become)(void);
+	int err;
+};
+
+static void drop_cap_sys_admin(void)
 {
+	ASSERT_EQ(lp_drop_cap(CAP_SYS_ADMIN), 0);
+}
+
+static const struct writer as_nobody = { become_nobody, EACCES };
+static const struct writer as_root_without_admin = { drop_cap_sys_admin,
+						      EPERM };
+
+static void refused_writer_body(void *arg)
+{
+	const struct writer *w = arg;
 	long total = lp_total();
 
-	(void)arg;
-	become_nobody();
-	EXPECT_EQ(set_nr_pages(total + 1), -EACCES);
+	w->become();
+	EXPECT_EQ(set_nr_pages(total + 1), -w->err);
 	EXPECT_EQ(lp_total(), total);
 	CHILD_DONE();
 }
 
 TEST(nr_pages_only_root_writes)
 {
-	EXPECT_TRUE(CHILD_EXITED(run_child(nobody_body, NULL), 0));
-}
-
-/* uid 0 without CAP_SYS_ADMIN: the mode lets it open, the store refuses. */
-static void no_admin_body(void *arg)
-{
-	long total = lp_total();
-
-	(void)arg;
-	ASSERT_EQ(lp_drop_cap(CAP_SYS_ADMIN), 0);
-	EXPECT_EQ(set_nr_pages(total + 1), -EPERM);
-	EXPECT_EQ(lp_total(), total);
-	CHILD_DONE();
+	EXPECT_TRUE(CHILD_EXITED(run_child(refused_writer_body,
+					   (void *)&as_nobody), 0));
 }
 
 TEST(nr_pages_needs_cap_sys_admin_not_uid_0)
 {
-	EXPECT_TRUE(CHILD_EXITED(run_child(no_admin_body, NULL), 0));
+	EXPECT_TRUE(CHILD_EXITED(run_child(refused_writer_body,
+					   (void *)&as_root_without_admin), 0));
 }
 
 static void nr_pages_setter(void *arg)
@@ -196,8 +207,7 @@ TEST(nr_pages_racing_numlargepages_ends_exact)
 	ASSERT_EQ(waitpid(b, &sb, 0), b);
 	EXPECT_TRUE(CHILD_EXITED(sa, 0));
 	EXPECT_TRUE(CHILD_EXITED(sb, 0));
-	ASSERT_EQ(set_nr_pages(total), 0);
-	EXPECT_EQ(lp_total(), total);
+	resize_to(total);
 	EXPECT_EQ(lp_nfree(), total);
 	restore(total);
 }

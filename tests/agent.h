@@ -10,13 +10,11 @@
 
 #include "lp.h"
 
-#define ROOT 0
-#define NOBODY 65534
-#define RW (PROT_READ | PROT_WRITE)
+#define AGENT_ROOT 0
 
 enum { A_GET, A_FREE, A_SHARE, A_UNSHARE, A_PEEK, A_POKE };
 
-struct cmd {
+struct agent_cmd {
 	int op, key, prot, flag;
 	unsigned long addr, len;
 	uint32_t val;
@@ -24,7 +22,7 @@ struct cmd {
 
 static inline void agent_loop(int rfd, int wfd)
 {
-	struct cmd c;
+	struct agent_cmd c;
 	long r;
 
 	while (read(rfd, &c, sizeof(c)) == sizeof(c)) {
@@ -59,13 +57,13 @@ static inline void agent_loop(int rfd, int wfd)
 	_exit(0);	/* the test closed the pipe: leave, holding whatever */
 }
 
-/* Start an agent as uid (ROOT or NOBODY) with RLIMIT_MEMLOCK memlock. */
+/* Start an agent as uid (AGENT_ROOT or NOBODY) with RLIMIT_MEMLOCK memlock. */
 static inline void agent_start(struct lp_peer *a, uid_t uid, rlim_t memlock)
 {
 	ASSERT_GE(lp_peer_fork(a), 0);
 	if (a->pid == 0) {
 		lp_set_memlock(memlock);
-		if (uid != ROOT)
+		if (uid != AGENT_ROOT)
 			become_nobody();
 		agent_loop(a->rfd, a->wfd);
 	}
@@ -77,17 +75,12 @@ static inline void agent_start_in(struct lp_peer *a, gid_t gid, rlim_t memlock)
 	ASSERT_GE(lp_peer_fork(a), 0);
 	if (a->pid == 0) {
 		lp_set_memlock(memlock);
-		if (setgroups(1, &gid) || setresgid(NOBODY, NOBODY, NOBODY) ||
-		    setresuid(NOBODY, NOBODY, NOBODY)) {
-			printf("# cannot become nobody in group %d: %s\n",
-			       (int)gid, strerror(errno));
-			_exit(1);
-		}
+		become_nobody_in(gid);
 		agent_loop(a->rfd, a->wfd);
 	}
 }
 
-static inline long agent_do(struct lp_peer *a, struct cmd c)
+static inline long agent_do(struct lp_peer *a, struct agent_cmd c)
 {
 	long r;
 
@@ -101,44 +94,45 @@ static inline long agent_do(struct lp_peer *a, struct cmd c)
 
 static inline long a_get(struct lp_peer *a, long pages, int flags)
 {
-	struct cmd c = { .op = A_GET, .len = pages * lp_size(), .prot = RW,
-			 .flag = flags };
+	struct agent_cmd c = { .op = A_GET, .len = pages * lp_size(),
+			       .prot = RW, .flag = flags };
 
 	return agent_do(a, c);
 }
 
 static inline long a_free(struct lp_peer *a, long addr)
 {
-	struct cmd c = { .op = A_FREE, .addr = addr };
+	struct agent_cmd c = { .op = A_FREE, .addr = addr };
 
 	return agent_do(a, c);
 }
 
 static inline long a_share(struct lp_peer *a, int key, long pages, int prot, int flag)
 {
-	struct cmd c = { .op = A_SHARE, .key = key, .len = pages * lp_size(),
-			 .prot = prot, .flag = flag };
+	struct agent_cmd c = { .op = A_SHARE, .key = key,
+			       .len = pages * lp_size(), .prot = prot,
+			       .flag = flag };
 
 	return agent_do(a, c);
 }
 
 static inline long a_unshare(struct lp_peer *a, long addr)
 {
-	struct cmd c = { .op = A_UNSHARE, .addr = addr };
+	struct agent_cmd c = { .op = A_UNSHARE, .addr = addr };
 
 	return agent_do(a, c);
 }
 
 static inline long a_peek(struct lp_peer *a, long addr)
 {
-	struct cmd c = { .op = A_PEEK, .addr = addr };
+	struct agent_cmd c = { .op = A_PEEK, .addr = addr };
 
 	return agent_do(a, c);
 }
 
 static inline long a_poke(struct lp_peer *a, long addr, uint32_t val)
 {
-	struct cmd c = { .op = A_POKE, .addr = addr, .val = val };
+	struct agent_cmd c = { .op = A_POKE, .addr = addr, .val = val };
 
 	return agent_do(a, c);
 }

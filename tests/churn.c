@@ -25,7 +25,6 @@
 #include <sys/resource.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define CHURN_CALLS 20000
 #define CHURN_KEY 0x43480000
 #define REGROW_CYCLES 100

@@ -14,7 +14,6 @@
 #include <elf.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define CORE_PATTERN "/proc/sys/kernel/core_pattern"
 #define CORE_DIR "/tmp/lpcore"
 
@@ -29,7 +28,9 @@ static const uint32_t map_seed[NMAP] = { 0x7101aa01, 0x7102bb02, 0x7103cc03 };
 /* What the dumper does to its private mapping before dumping. */
 enum { ADV_NONE, ADV_DONTDUMP, ADV_DONTDUMP_DODUMP };
 
+/* A test per row (TEST_TABLE), named by it. */
 struct dump_case {
+	const char *name;
 	unsigned int filter;	/* written to /proc/self/coredump_filter */
 	int key;		/* of the keyed segment, 7101..7199 */
 	int advice;		/* ADV_* on the private mapping */
@@ -339,44 +340,21 @@ __attribute__((constructor)) static void coredump_timeout(void)
 	harness_timeout = 120;	/* dumping megabytes under TCG */
 }
 
-TEST(coredump_filter_default_0x33_private_in_shared_out)
-{
-	struct dump_case c = { 0x33, 7101, ADV_NONE };
+static const struct dump_case dump_cases[] = {
+	{ "coredump_filter_default_0x33_private_in_shared_out", 0x33, 7101,
+	  ADV_NONE },
+	{ "coredump_filter_0x53_shared_in_private_out", 0x53, 7102, ADV_NONE },
+	{ "coredump_filter_0x73_both_in", 0x73, 7103, ADV_NONE },
+	{ "coredump_filter_0x13_neither_in", 0x13, 7104, ADV_NONE },
+	{ "coredump_madv_dontdump_leaves_private_out", 0x73, 7105,
+	  ADV_DONTDUMP },
+	{ "coredump_madv_dodump_puts_private_back", 0x73, 7106,
+	  ADV_DONTDUMP_DODUMP },
+};
 
-	dump_and_check(&c);
+static void dump_case_row(const void *row)
+{
+	dump_and_check(row);
 }
 
-TEST(coredump_filter_0x53_shared_in_private_out)
-{
-	struct dump_case c = { 0x53, 7102, ADV_NONE };
-
-	dump_and_check(&c);
-}
-
-TEST(coredump_filter_0x73_both_in)
-{
-	struct dump_case c = { 0x73, 7103, ADV_NONE };
-
-	dump_and_check(&c);
-}
-
-TEST(coredump_filter_0x13_neither_in)
-{
-	struct dump_case c = { 0x13, 7104, ADV_NONE };
-
-	dump_and_check(&c);
-}
-
-TEST(coredump_madv_dontdump_leaves_private_out)
-{
-	struct dump_case c = { 0x73, 7105, ADV_DONTDUMP };
-
-	dump_and_check(&c);
-}
-
-TEST(coredump_madv_dodump_puts_private_back)
-{
-	struct dump_case c = { 0x73, 7106, ADV_DONTDUMP_DODUMP };
-
-	dump_and_check(&c);
-}
+TEST_TABLE(coredump, dump_cases, dump_case_row)

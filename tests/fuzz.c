@@ -681,6 +681,44 @@ static void op_free_bad(void)
  * nothing changes. If one works, the worker's picture of its mappings is
  * wrong: it stops.
  */
+/*
+ * op_refused()'s mremap() of [s, s + l) of a mapping, in one of six ways
+ * (w): grown in place, shrunk or moved, moved to a free range, with
+ * MREMAP_DONTUNMAP, the "duplicate" l = 0, or a normal page onto it.
+ * Described in desc; its result, errno in *e.
+ */
+static long refused_mremap(unsigned long s, unsigned long l, int w,
+			   char *desc, size_t size, int *e)
+{
+	unsigned long nl = l, to = 0;
+	int fl = 0;
+	long r;
+
+	if (w == 0) {
+		nl = l + 4096 * (1 + rnd(16));
+	} else if (w == 1) {
+		nl = 4096 * (1 + rnd(l / 4096));
+		fl = MREMAP_MAYMOVE;
+	} else if (w == 2) {
+		to = lp_unmapped_range(l, 4096);
+		fl = MREMAP_MAYMOVE | MREMAP_FIXED;
+	} else if (w == 3) {
+		fl = MREMAP_MAYMOVE | MREMAP_DONTUNMAP;
+	} else if (w == 4) {
+		l = 0;		/* the "duplicate" special case */
+		fl = MREMAP_MAYMOVE;
+	} else {		/* a normal page onto it */
+		to = s;
+		s = (unsigned long)W.scratch;
+		l = nl = 4096;
+		fl = MREMAP_MAYMOVE | MREMAP_FIXED;
+	}
+	snprintf(desc, size, "mremap(%#lx, %#lx, %#lx, %#x, %#lx)", s, l, nl,
+		 fl, to);
+	CALL(r, *e, mremap((void *)s, l, nl, fl, (void *)to));
+	return r;
+}
+
 static void op_refused(void)
 {
 	static const int mprots[] = {
@@ -694,7 +732,7 @@ static void op_refused(void)
 	};
 	struct map *m = &W.maps[rnd(W.nmaps)];
 	int v = rnd(4), w = rnd(6), np, fl = 0, e;
-	unsigned long s, l, nl, to = 0, below = 4096 * (1 + rnd(16));
+	unsigned long s, l, below = 4096 * (1 + rnd(16));
 	uint64_t allow = EB(EINVAL);
 	char desc[96];
 	long r;
@@ -722,29 +760,7 @@ static void op_refused(void)
 		snprintf(desc, sizeof(desc), "mprotect(%#lx, %#lx, %#x)", s, l, np);
 		CALL(r, e, mprotect((void *)s, l, np));
 	} else if (v == 2) {		/* mremap */
-		nl = l;
-		if (w == 0) {
-			nl = l + 4096 * (1 + rnd(16));
-		} else if (w == 1) {
-			nl = 4096 * (1 + rnd(l / 4096));
-			fl = MREMAP_MAYMOVE;
-		} else if (w == 2) {
-			to = lp_unmapped_range(l, 4096);
-			fl = MREMAP_MAYMOVE | MREMAP_FIXED;
-		} else if (w == 3) {
-			fl = MREMAP_MAYMOVE | MREMAP_DONTUNMAP;
-		} else if (w == 4) {
-			l = 0;		/* the "duplicate" special case */
-			fl = MREMAP_MAYMOVE;
-		} else {		/* a normal page onto it */
-			to = s;
-			s = (unsigned long)W.scratch;
-			l = nl = 4096;
-			fl = MREMAP_MAYMOVE | MREMAP_FIXED;
-		}
-		snprintf(desc, sizeof(desc), "mremap(%#lx, %#lx, %#lx, %#x, %#lx)",
-			 s, l, nl, fl, to);
-		CALL(r, e, mremap((void *)s, l, nl, fl, (void *)to));
+		r = refused_mremap(s, l, w, desc, sizeof(desc), &e);
 	} else {			/* mmap over it */
 		fl = PICK(mflags);
 		if (fl & MAP_FIXED_NOREPLACE)
@@ -1374,27 +1390,13 @@ static void print_replay(void)
 	       fz_seed, fz_secs, fz_seed);
 }
 
-TEST(fuzz_syscalls_against_spec)
+/* A cgroup for each worker, with its largepage limit, where misc is built. */
+static void make_worker_cgroups(void)
 {
-	unsigned long ops = 0, fails = 0;
-	pid_t pid[WORKERS];
-	int i, st, bad = 0;
-	long total, nfree;
-	double deadline;
-
-	print_replay();
-	lpsz = lp_size();
-	pool_orig = lp_total();
-	ASSERT_TRUE(lpsz == 2UL << 20 || lpsz == 4UL << 20);
-	ASSERT_GT(pool_orig, 0);
-	ASSERT_EQ(lp_nfree(), pool_orig);
-	ASSERT_EQ(read_long(NUMLARGEPAGES), pool_orig);
-	stats = mmap(NULL, sizeof(*stats), RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_TRUE(stats != MAP_FAILED);
+	int i, e;
 
 	for (i = 0; i < WORKERS && misc_built(); i++) {
 		char name[16];
-		int e;
 
 		snprintf(name, sizeof(name), "fuzz%d", i);
 		e = cg_new(cgroups[i], sizeof(cgroups[i]), name, cg_max[i]);
@@ -1402,8 +1404,18 @@ TEST(fuzz_syscalls_against_spec)
 			TH_LOG("cannot make %s: %s", cgroups[i], strerror(-e));
 		ASSERT_EQ(e, 0);
 	}
+}
 
-	deadline = now() + fz_secs;
+/*
+ * The workers, run until fz_secs from now and reaped, their counts
+ * printed and added to *ops and *fails: how many did not exit 0.
+ */
+static int run_workers(unsigned long *ops, unsigned long *fails)
+{
+	double deadline = now() + fz_secs;
+	pid_t pid[WORKERS];
+	int i, st, bad = 0;
+
 	fflush(stdout);
 	for (i = 0; i < WORKERS; i++) {
 		pid[i] = fork();
@@ -1421,12 +1433,22 @@ TEST(fuzz_syscalls_against_spec)
 		       i, i < ROOT_WORKERS ? "root" : "nobody", stats->ops[i],
 		       stats->made[i], stats->enomem[i], stats->reads[i],
 		       stats->fails[i]);
-		ops += stats->ops[i];
-		fails += stats->fails[i];
+		*ops += stats->ops[i];
+		*fails += stats->fails[i];
 	}
-	printf("# fuzz: %lu operations, %lu failed\n", ops, fails);
+	printf("# fuzz: %lu operations, %lu failed\n", *ops, *fails);
+	return bad;
+}
 
-	total = lp_total();
+/*
+ * With every worker gone: the pool its size, every key gone, every page
+ * free, every cgroup uncharged and removed. How many of those are not.
+ */
+static int left_behind(void)
+{
+	long total = lp_total(), nfree;
+	int i, st, bad = 0;
+
 	if (total != pool_orig) {
 		TH_LOG("the pool has %ld pages, not %ld: restoring", total,
 		       pool_orig);
@@ -1459,6 +1481,27 @@ TEST(fuzz_syscalls_against_spec)
 			bad++;
 		}
 	}
+	return bad;
+}
+
+TEST(fuzz_syscalls_against_spec)
+{
+	unsigned long ops = 0, fails = 0;
+	int bad;
+
+	print_replay();
+	lpsz = lp_size();
+	pool_orig = lp_total();
+	ASSERT_TRUE(lpsz == 2UL << 20 || lpsz == 4UL << 20);
+	ASSERT_GT(pool_orig, 0);
+	ASSERT_EQ(lp_nfree(), pool_orig);
+	ASSERT_EQ(read_long(NUMLARGEPAGES), pool_orig);
+	stats = mmap(NULL, sizeof(*stats), RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(stats != MAP_FAILED);
+
+	make_worker_cgroups();
+	bad = run_workers(&ops, &fails);
+	bad += left_behind();
 	if (bad || fails)
 		print_replay();
 	EXPECT_EQ(bad, 0);

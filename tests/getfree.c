@@ -2,8 +2,6 @@
 /* get_large_pages() and free_large_pages(): mapping, data, errors. */
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
-
 TEST(get_returns_aligned_address)
 {
 	unsigned long len = lp_size();
@@ -132,35 +130,33 @@ TEST(get_prot_exec_accepted)
 	ASSERT_EQ(lpsys_free(r), 0);
 }
 
-TEST(get_hint_used_when_free)
+/*
+ * One page asked for at hint + off, hint the start of a free, aligned
+ * range (reserved, released, then asked for): it is mapped at hint + at.
+ */
+static void get_at_hint(unsigned long off, unsigned long at)
 {
 	unsigned long len = lp_size();
 	unsigned long hint;
 	long r;
 
-	/* Find a free, aligned range: reserve, release, then ask for it. */
 	hint = lp_unmapped_range(3 * len, len);
 	ASSERT_TRUE(hint != 0);
 
-	r = lpsys_get(hint, len, RW, MAP_PRIVATE);
+	r = lpsys_get(hint + off, len, RW, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r));
-	EXPECT_EQ((unsigned long)r, hint);
+	EXPECT_EQ((unsigned long)r, hint + at);
 	ASSERT_EQ(lpsys_free(r), 0);
+}
+
+TEST(get_hint_used_when_free)
+{
+	get_at_hint(0, 0);
 }
 
 TEST(get_hint_rounded_up_to_large_page)
 {
-	unsigned long len = lp_size();
-	unsigned long hint;
-	long r;
-
-	hint = lp_unmapped_range(3 * len, len);
-	ASSERT_TRUE(hint != 0);
-
-	r = lpsys_get(hint + 4096, len, RW, MAP_PRIVATE);
-	ASSERT_TRUE(LP_OK(r));
-	EXPECT_EQ((unsigned long)r, hint + len);
-	ASSERT_EQ(lpsys_free(r), 0);
+	get_at_hint(4096, lp_size());
 }
 
 /*

@@ -14,7 +14,6 @@
 #include <time.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define KIB(n) ((n) * 1024UL)
 
 /* The word at byte offset o of a pattern. */
@@ -70,20 +69,6 @@ static int direct_file(void)
 		TH_LOG("open(%s, O_DIRECT): %s", path, strerror(errno));
 	}
 	return -1;
-}
-
-static ssize_t read_all(int fd, char *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = read(fd, buf + done, len - done);
-		if (n <= 0)
-			return -1;
-		done += n;
-	}
-	return done;
 }
 
 TEST(gup_odirect_roundtrip_across_large_page_boundary)

@@ -18,7 +18,6 @@
 #include <sys/mount.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define KPAGEFLAGS "/proc/kpageflags"
 #define KPAGECOUNT "/proc/kpagecount"
 #define CORRUPT_PFN DEBUGFS "/hwpoison/corrupt-pfn"
@@ -397,17 +396,7 @@ TEST(hwpoison_one_page_at_a_time_ends_one_short)
 /* The pool's count of pages taken out for memory errors, or -1. */
 static long stat_poisoned(void)
 {
-	char line[128];
-	long v = -1;
-	FILE *f = fopen(ZSYS "stat", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "poisoned %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return flat_read(ZSYS "stat", "poisoned");
 }
 
 /*

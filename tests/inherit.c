@@ -8,8 +8,6 @@
 #endif
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
-
 TEST(inherit_private_mapping_absent_in_child)
 {
 	unsigned long len = lp_size();

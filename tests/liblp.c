@@ -11,7 +11,6 @@
 #include "util.h"
 #include "largepage.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define KEY_BASE 0x4c500000	/* "LP": far from the other suites' keys */
 
 /*

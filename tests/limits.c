@@ -70,7 +70,7 @@ TEST(limits_root_not_limited_by_memlock)
 	struct lp_peer a;
 
 	/* CAP_IPC_LOCK: root with RLIMIT_MEMLOCK 0. */
-	agent_start(&a, ROOT, 0);
+	agent_start(&a, AGENT_ROOT, 0);
 	r = a_get(&a, 2, MAP_PRIVATE);
 	EXPECT_TRUE(LP_OK(r));
 	k = a_share(&a, 5001, 2, RW, IPC_CREAT | 0600);
@@ -204,7 +204,7 @@ TEST(limits_pool_exhaustion_by_another_process)
 	struct lp_peer a;
 
 	ASSERT_GE(nfree, 2);
-	agent_start(&a, ROOT, 0);
+	agent_start(&a, AGENT_ROOT, 0);
 	held = a_get(&a, nfree - 1, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(held));
 	EXPECT_EQ(lp_nfree(), 1);
@@ -386,7 +386,7 @@ TEST(limits_pool_exhaustion_keeps_no_charge)
 	int i;
 
 	ASSERT_GE(nfree, 3);
-	agent_start(&root, ROOT, 0);
+	agent_start(&root, AGENT_ROOT, 0);
 	agent_start(&user, NOBODY, 2 * lp_size());
 	held = a_get(&root, nfree - 1, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(held));

@@ -11,7 +11,6 @@
 #include <sys/utsname.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define NPAGES 32
 
 TEST(syscall_numbers_are_1000_to_1003)

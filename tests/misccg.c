@@ -132,7 +132,7 @@ TEST(misccg_controller_matches_the_config)
 		return;
 	}
 	ASSERT_TRUE(misc_built());
-	EXPECT_EQ(capacity(), total > 0 ? total : -1);
+	EXPECT_EQ(misc_capacity(), total > 0 ? total : -1);
 }
 
 /* misc.capacity follows the pool down and up. */
@@ -143,14 +143,14 @@ TEST(misccg_capacity_follows_the_pool)
 	misc_ready();
 	T = lp_total();
 	ASSERT_GE(T, 2);
-	EXPECT_EQ(capacity(), T);
+	EXPECT_EQ(misc_capacity(), T);
 	ASSERT_EQ(sysctl_resize(-1), 0);
 	EXPECT_EQ(lp_total(), T - 1);
-	EXPECT_EQ(capacity(), T - 1);
+	EXPECT_EQ(misc_capacity(), T - 1);
 	ASSERT_EQ(sysctl_resize(1), 0);
 	TH_LOG("pool %ld pages, %ld after giving one back and growing by one",
 	       T, lp_total());
-	EXPECT_EQ(capacity(), lp_total());
+	EXPECT_EQ(misc_capacity(), lp_total());
 }
 
 /*
@@ -236,8 +236,8 @@ TEST(misccg_keyed_segment_charged_once_to_its_creator)
 	cg_make(cga, sizeof(cga), NULL, "creator", "max");
 	cg_make(cgb, sizeof(cgb), NULL, "attacher", "0");
 	/* The creator last: an agent holds the pipes of those before it. */
-	agent_in(&attacher, cgb, ROOT, RLIM_INFINITY);
-	agent_in(&creator, cga, ROOT, RLIM_INFINITY);
+	agent_in(&attacher, cgb, AGENT_ROOT, RLIM_INFINITY);
+	agent_in(&creator, cga, AGENT_ROOT, RLIM_INFINITY);
 
 	c = a_share(&creator, 7402, 2, RW, IPC_CREAT | 0600);
 	ASSERT_TRUE(LP_OK(c));
@@ -282,7 +282,7 @@ TEST(misccg_moving_a_process_moves_no_charge)
 	ASSERT_GE(F, 3);
 	cg_make(cga, sizeof(cga), NULL, "from", "max");
 	cg_make(cgb, sizeof(cgb), NULL, "to", "max");
-	agent_in(&a, cga, ROOT, RLIM_INFINITY);
+	agent_in(&a, cga, AGENT_ROOT, RLIM_INFINITY);
 	r1 = a_get(&a, 2, MAP_PRIVATE);
 	ASSERT_TRUE(LP_OK(r1));
 	cg_move(cgb, a.pid);
@@ -321,8 +321,8 @@ TEST(misccg_parent_limit_bounds_the_subtree)
 	cg_delegate(top);
 	cg_make(ca, sizeof(ca), top, "a", "max");
 	cg_make(cb, sizeof(cb), top, "b", "max");
-	agent_in(&a, ca, ROOT, RLIM_INFINITY);
-	agent_in(&b, cb, ROOT, RLIM_INFINITY);
+	agent_in(&a, ca, AGENT_ROOT, RLIM_INFINITY);
+	agent_in(&b, cb, AGENT_ROOT, RLIM_INFINITY);
 
 	ASSERT_TRUE(LP_OK(a_get(&a, 2, MAP_PRIVATE)));
 	r = a_get(&b, 1, MAP_PRIVATE);
@@ -366,7 +366,7 @@ TEST(misccg_short_pool_is_no_refusal)
 	misc_ready();
 	snprintf(max, sizeof(max), "%ld", F + 10);
 	cg_make(cg, sizeof(cg), NULL, "short", max);
-	agent_in(&a, cg, ROOT, RLIM_INFINITY);
+	agent_in(&a, cg, AGENT_ROOT, RLIM_INFINITY);
 	EXPECT_EQ(a_get(&a, F + 1, MAP_PRIVATE), -ENOMEM);
 	EXPECT_EQ(cg_current(cg), 0);
 	EXPECT_EQ(cg_events(cg), 0);
@@ -633,9 +633,53 @@ static pid_t start_hammer(struct tenants *t, const char *cg, long pages,
 }
 
 /* free_zeroed_pages once every free page is zeroed (lp_zerod idle). */
-static long settle_zeroed(long want)
+static long settle_free_zeroed(long want)
 {
 	return SETTLE(read_long(ZEROED), want, 6000);
+}
+
+/*
+ * For HAMMER_SECS, the lowest LargePages_Free and free_zeroed_pages seen
+ * (*fmin and *zmin, if below what they hold).
+ */
+static void pool_lows(long *fmin, long *zmin)
+{
+	long z, f;
+	double end;
+
+	for (end = now() + HAMMER_SECS; now() < end;) {
+		z = read_long(ZEROED);
+		f = lp_nfree();
+		*zmin = z < *zmin ? z : *zmin;
+		*fmin = f < *fmin ? f : *fmin;
+	}
+}
+
+/*
+ * The victim: in cg (NULL: where it is), VICTIM_CALLS one-page gets and
+ * frees, each counted, and those that fail. Its pid (or -1).
+ */
+static pid_t start_victim(struct tenants *t, const char *cg)
+{
+	pid_t pid = fork();
+	long i, r;
+
+	if (pid)
+		return pid;
+	if (cg && cg_enter(cg, getpid()))
+		_exit(2);
+	for (i = 0; i < VICTIM_CALLS; i++) {
+		r = lpsys_get(0, lp_size(), RW, MAP_PRIVATE);
+		t->victim_calls++;
+		if (!LP_OK(r)) {
+			t->victim_failed++;
+			continue;
+		}
+		*(volatile char *)LP_PTR(r) = 1;
+		if (lpsys_free(r))
+			t->victim_failed++;
+	}
+	_exit(0);
 }
 
 /*
@@ -655,11 +699,10 @@ TEST(misccg_refused_tenant_never_disturbs_the_pool)
 {
 	struct tenants *t = mmap(NULL, sizeof(*t), RW,
 				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	long F = lp_nfree(), z, zmin, fmin, f, r;
+	long F = lp_nfree(), z, zmin, fmin;
 	int misc = misc_built(), st;
 	char cg[2][128] = { "", "" };
 	pid_t ham = -1, nob, vic;
-	double end;
 
 	ASSERT_TRUE(t != MAP_FAILED);
 	ASSERT_GE(F, 4);
@@ -671,7 +714,7 @@ TEST(misccg_refused_tenant_never_disturbs_the_pool)
 	} else {
 		TH_LOG("no misc controller: the RLIMIT_MEMLOCK tenant alone");
 	}
-	z = settle_zeroed(F);
+	z = settle_free_zeroed(F);
 	TH_LOG("pool %ld pages, %ld zeroed", F, z);
 	ASSERT_EQ(z, F);
 
@@ -683,36 +726,15 @@ TEST(misccg_refused_tenant_never_disturbs_the_pool)
 	nob = start_hammer(t, NULL, F, 1);
 	ASSERT_GT(nob, 0);
 	zmin = fmin = F;
-	for (end = now() + HAMMER_SECS; now() < end;) {
-		z = read_long(ZEROED);
-		f = lp_nfree();
-		zmin = z < zmin ? z : zmin;
-		fmin = f < fmin ? f : fmin;
-	}
+	pool_lows(&fmin, &zmin);
 	TH_LOG("hammering alone: %ld and %ld refused calls; free pages never below %ld, zeroed never below %ld",
 	       __atomic_load_n(&t->hammer_calls, __ATOMIC_SEQ_CST),
 	       __atomic_load_n(&t->nobody_calls, __ATOMIC_SEQ_CST), fmin, zmin);
 	EXPECT_EQ(fmin, F);
 	EXPECT_EQ(zmin, F);
 
-	vic = fork();
+	vic = start_victim(t, misc ? cg[1] : NULL);
 	ASSERT_GE(vic, 0);
-	if (vic == 0) {
-		if (misc && cg_enter(cg[1], getpid()))
-			_exit(2);
-		for (st = 0; st < VICTIM_CALLS; st++) {
-			r = lpsys_get(0, lp_size(), RW, MAP_PRIVATE);
-			t->victim_calls++;
-			if (!LP_OK(r)) {
-				t->victim_failed++;
-				continue;
-			}
-			*(volatile char *)LP_PTR(r) = 1;
-			if (lpsys_free(r))
-				t->victim_failed++;
-		}
-		_exit(0);
-	}
 	ASSERT_EQ(waitpid(vic, &st, 0), vic);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	__atomic_store_n(&t->stop, 1, __ATOMIC_SEQ_CST);

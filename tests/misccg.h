@@ -26,7 +26,7 @@ static inline int misc_built(void)
 }
 
 /* misc.capacity's largepage line: the pool's total; -1 while it is 0. */
-static inline long capacity(void)
+static inline long misc_capacity(void)
 {
 	return flat_read(CG_ROOT "/misc.capacity", "largepage");
 }
@@ -44,7 +44,7 @@ static inline long cg_line(const char *cg, const char *file, const char *key)
 	long v = cg_value(cg, file, key);
 
 	snprintf(path, sizeof(path), "%.200s/%s", cg, file);
-	if (v < 0 && !access(path, R_OK) && capacity() < 0)
+	if (v < 0 && !access(path, R_OK) && misc_capacity() < 0)
 		return 0;
 	return v;
 }

@@ -1192,6 +1192,40 @@ static void watchdog(int sig)
 	alarm(30);
 }
 
+/*
+ * Fork the worker on the pipes (requests req, replies rep) and serve it
+ * under the watchdog until it is reaped (its status in *st); the pipes
+ * closed. Its pid, or -1 if fork() failed.
+ */
+static pid_t run_worker(int req[2], int rep[2], long start, int *st)
+{
+	struct sigaction sa = { .sa_handler = watchdog, .sa_flags = SA_RESTART };
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(req[0]);
+		close(rep[1]);
+		worker(rep[0], req[1], start);
+	}
+	close(req[1]);
+	close(rep[0]);
+	if (pid > 0) {
+		worker_pid = pid;
+		sigaction(SIGALRM, &sa, NULL);
+		alarm(WATCHDOG_SECS);
+		serve(req[0], rep[1]);
+		while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+			;
+		alarm(0);
+		signal(SIGALRM, SIG_DFL);
+		alarm(60);		/* for what is left */
+	}
+	close(req[0]);
+	close(rep[1]);
+	return pid;
+}
 /* lporacle_seed= from the kernel command line; room for a slow guest. */
 __attribute__((constructor)) static void oracle_params(void)
 {
@@ -1205,7 +1239,6 @@ __attribute__((constructor)) static void oracle_params(void)
 
 TEST(fuzz_single_worker_knows_pool_and_charge_exactly)
 {
-	struct sigaction sa = { .sa_handler = watchdog, .sa_flags = SA_RESTART };
 	int req[2], rep[2], st = -1, k, ret;
 	long total0, start, t;
 	pid_t pid;
@@ -1243,28 +1276,7 @@ TEST(fuzz_single_worker_knows_pool_and_charge_exactly)
 			TH_LOG("cannot make the worker's cgroup: %s", strerror(-ret));
 		EXPECT_EQ(ret, 0);
 	}
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		close(req[0]);
-		close(rep[1]);
-		worker(rep[0], req[1], start);
-	}
-	close(req[1]);
-	close(rep[0]);
-	if (pid > 0) {
-		worker_pid = pid;
-		sigaction(SIGALRM, &sa, NULL);
-		alarm(WATCHDOG_SECS);
-		serve(req[0], rep[1]);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-		alarm(0);
-		signal(SIGALRM, SIG_DFL);
-		alarm(60);		/* for what is left */
-	}
-	close(req[0]);
-	close(rep[1]);
+	pid = run_worker(req, rep, start, &st);
 
 	/* The worker is gone: every page free, every key gone. */
 	t = lp_total();

@@ -10,7 +10,6 @@
 #include <sys/prctl.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define KEY0 9500
 #define OWNER 1000
 #define OTHER 2000
@@ -140,7 +139,7 @@ static void ipc_owner_body(void *arg)
 	__u32 cap = 1u << CAP_IPC_OWNER;
 
 	ASSERT_EQ(prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0), 0);
-	ASSERT_EQ(become(65534, 65534, 65534, 65534, 65534, 65534), 0);
+	ASSERT_EQ(become(NOBODY, NOBODY, NOBODY, NOBODY, NOBODY, NOBODY), 0);
 	ASSERT_EQ(capset_raw(cap, cap), 0);
 	EXPECT_EQ(try_attach(key), 0);
 	/* Nothing of root's but that: the pool stays root's to resize. */

@@ -13,7 +13,6 @@
 #include <sys/prctl.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define PRESSURE_KEY 0x50520000
 
 /* Eat anonymous memory, a page at a time, until killed. */

@@ -7,8 +7,6 @@
 #include <sys/stat.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
-
 /*
  * pid's /proc/PID/maps line of the mapping that starts at addr: its end
  * and name. Returns 0 if found.
@@ -154,10 +152,23 @@ TEST(procfs_child_maps_show_shared_not_private)
 	ASSERT_EQ(lpsys_free(q), 0);
 }
 
-TEST(procfs_smaps_size_rss_and_page_size)
+/* A mapping of len bytes: a keyed segment if key, else one of flags. */
+static long map_flags_or_key(int flags, int key, unsigned long len)
 {
-	unsigned long len = 3 * lp_size();
-	long r = lpsys_get(0, len, RW, MAP_PRIVATE);
+	return key ? lpsys_share(key, 0, len, RW, IPC_CREAT | 0600) :
+		     lpsys_get(0, len, RW, flags);
+}
+
+static long unmap_flags_or_key(long r, int key)
+{
+	return key ? lpsys_unshare(r) : lpsys_free(r);
+}
+
+/* smaps shows a mapping of that many large pages whole and resident. */
+static void smaps_whole(int flags, int key, unsigned long pages)
+{
+	unsigned long len = pages * lp_size();
+	long r = map_flags_or_key(flags, key, len);
 	struct smaps sm;
 
 	ASSERT_TRUE(LP_OK(r));
@@ -166,21 +177,17 @@ TEST(procfs_smaps_size_rss_and_page_size)
 	/* Resident from the start, before any touch. */
 	EXPECT_EQ(sm.rss, len / 1024);
 	EXPECT_EQ(sm.kps, lp_size() / 1024);
-	ASSERT_EQ(lpsys_free(r), 0);
+	ASSERT_EQ(unmap_flags_or_key(r, key), 0);
+}
+
+TEST(procfs_smaps_size_rss_and_page_size)
+{
+	smaps_whole(MAP_PRIVATE, 0, 3);
 }
 
 TEST(procfs_smaps_keyed_segment)
 {
-	unsigned long len = 2 * lp_size();
-	long r = lpsys_share(4001, 0, len, RW, IPC_CREAT | 0600);
-	struct smaps sm;
-
-	ASSERT_TRUE(LP_OK(r));
-	ASSERT_EQ(smaps_entry(r, &sm), 0);
-	EXPECT_EQ(sm.size, len / 1024);
-	EXPECT_EQ(sm.rss, len / 1024);
-	EXPECT_EQ(sm.kps, lp_size() / 1024);
-	ASSERT_EQ(lpsys_unshare(r), 0);
+	smaps_whole(0, 4001, 2);
 }
 
 /*
@@ -428,23 +435,39 @@ TEST(procfs_mincore_reports_resident)
 	ASSERT_EQ(lpsys_free(s), 0);
 }
 
+/*
+ * A MAP_SHARED mapping, filled with the seed key, and a keyed segment
+ * under key, len bytes each: both, or the test stops.
+ */
+static void map_shared_and_keyed(long *r, long *k, unsigned long len,
+				 int key)
+{
+	*r = lpsys_get(0, len, RW, MAP_SHARED);
+	*k = lpsys_share(key, 0, len, RW, IPC_CREAT | 0600);
+	ASSERT_TRUE(LP_OK(*r));
+	ASSERT_TRUE(LP_OK(*k));
+	lp_fill(LP_PTR(*r), len, key);
+}
+
+static void unmap_shared_and_keyed(long r, long k)
+{
+	ASSERT_EQ(lpsys_free(r), 0);
+	ASSERT_EQ(lpsys_unshare(k), 0);
+}
+
 TEST(procfs_msync_returns_zero)
 {
 	unsigned long len = 2 * lp_size();
-	long r = lpsys_get(0, len, RW, MAP_SHARED);
-	long k = lpsys_share(4003, 0, len, RW, IPC_CREAT | 0600);
+	long r, k;
 
-	ASSERT_TRUE(LP_OK(r));
-	ASSERT_TRUE(LP_OK(k));
-	lp_fill(LP_PTR(r), len, 4003);
+	map_shared_and_keyed(&r, &k, len, 4003);
 	EXPECT_EQ(msync(LP_PTR(r), len, MS_SYNC), 0);
 	EXPECT_EQ(msync(LP_PTR(r), len, MS_ASYNC), 0);
 	EXPECT_EQ(msync(LP_PTR(r) + lp_size(), 4096, MS_SYNC), 0);
 	EXPECT_EQ(msync(LP_PTR(k), len, MS_SYNC), 0);
 	EXPECT_EQ(msync(LP_PTR(k), len, MS_ASYNC), 0);
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 4003));
-	ASSERT_EQ(lpsys_free(r), 0);
-	ASSERT_EQ(lpsys_unshare(k), 0);
+	unmap_shared_and_keyed(r, k);
 }
 
 TEST(procfs_mlock_accepted)
@@ -528,28 +551,27 @@ static long faults_touching(long r, unsigned long len)
 	return minflt() - before;
 }
 
-TEST(procfs_first_touch_no_fault_shared_mapping)
+/* The first touch of every base page of two large pages takes no fault. */
+static void first_touch_no_fault(int flags, int key)
 {
 	unsigned long len = 2 * lp_size();
-	long r = lpsys_get(0, len, RW, MAP_SHARED), n;
+	long r = map_flags_or_key(flags, key, len), n;
 
 	ASSERT_TRUE(LP_OK(r));
 	n = faults_touching(r, len);
 	TH_LOG("%lu pages touched, %ld minor faults", len / 4096, n);
 	EXPECT_LE(n, 3);
-	ASSERT_EQ(lpsys_free(r), 0);
+	ASSERT_EQ(unmap_flags_or_key(r, key), 0);
+}
+
+TEST(procfs_first_touch_no_fault_shared_mapping)
+{
+	first_touch_no_fault(MAP_SHARED, 0);
 }
 
 TEST(procfs_first_touch_no_fault_keyed_segment)
 {
-	unsigned long len = 2 * lp_size();
-	long r = lpsys_share(4006, 0, len, RW, IPC_CREAT | 0600), n;
-
-	ASSERT_TRUE(LP_OK(r));
-	n = faults_touching(r, len);
-	TH_LOG("%lu pages touched, %ld minor faults", len / 4096, n);
-	EXPECT_LE(n, 3);
-	ASSERT_EQ(lpsys_unshare(r), 0);
+	first_touch_no_fault(0, 4006);
 }
 
 TEST(procfs_pagemap_and_clear_refs_leave_mapping_intact)
@@ -648,16 +670,12 @@ TEST(procfs_pagemap_reports_private_pages_present)
 TEST(procfs_pagemap_reports_shared_and_keyed_pages_present)
 {
 	unsigned long len = 2 * lp_size();
-	long r = lpsys_get(0, len, RW, MAP_SHARED);
-	long k = lpsys_share(4033, 0, len, RW, IPC_CREAT | 0600);
+	long r, k;
 
-	ASSERT_TRUE(LP_OK(r));
-	ASSERT_TRUE(LP_OK(k));
-	lp_fill(LP_PTR(r), len, 4033);
+	map_shared_and_keyed(&r, &k, len, 4033);
 	pagemap_present(r, len, 1);
 	pagemap_present(k, len, 1);
-	ASSERT_EQ(lpsys_free(r), 0);
-	ASSERT_EQ(lpsys_unshare(k), 0);
+	unmap_shared_and_keyed(r, k);
 }
 
 /*
@@ -820,8 +838,8 @@ TEST(procfs_segments_show_owner_and_creator_of_other_user)
 		long r;
 
 		lp_set_memlock(len);
-		if (setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534))
+		if (setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY))
 			_exit(2);
 		r = lpsys_share(4009, 0, len, RW, IPC_CREAT | 0604);
 		lp_peer_send(&peer, LP_OK(r));
@@ -832,10 +850,10 @@ TEST(procfs_segments_show_owner_and_creator_of_other_user)
 	EXPECT_EQ(seg_row(4009, &row), 1);
 	EXPECT_EQ(row.size, len);
 	EXPECT_EQ(row.mode, 0604);
-	EXPECT_EQ(row.uid, 65534);
-	EXPECT_EQ(row.gid, 65534);
-	EXPECT_EQ(row.cuid, 65534);
-	EXPECT_EQ(row.cgid, 65534);
+	EXPECT_EQ(row.uid, NOBODY);
+	EXPECT_EQ(row.gid, NOBODY);
+	EXPECT_EQ(row.cuid, NOBODY);
+	EXPECT_EQ(row.cgid, NOBODY);
 	EXPECT_EQ(row.nattch, 1);
 	lp_peer_send(&peer, 0);
 	EXPECT_EQ(lp_peer_wait(&peer), 0);

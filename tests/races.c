@@ -10,7 +10,6 @@
 #include "lp.h"
 #include "misccg.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define MIXED_SECS 10
 #define WORKERS 6
 #define KEY0 7000
@@ -538,6 +537,36 @@ static int serial_caller(struct serial_board *b, int id, int round,
 }
 
 /*
+ * A round's outcome is a serial one: at least one caller created or
+ * attached, every IPC_EXCL caller but the creator (if it was one) got
+ * EEXIST, and no call failed otherwise.
+ */
+static int serial_outcome_ok(const struct serial_board *b, int round,
+			     int excl)
+{
+	int i, ok = 0, eexist = 0, other = 0;
+
+	for (i = 0; i < SERIAL_PROCS; i++) {
+		if (!b->err[i])
+			ok++;
+		else if (b->err[i] == EEXIST && (i + round) % 3 == 0)
+			eexist++;
+		else
+			other++;
+		if (b->err[i] && b->err[i] != EEXIST)
+			TH_LOG("round %d: caller %d%s: %s", round, i,
+			       (i + round) % 3 ? "" : " (IPC_EXCL)",
+			       strerror(b->err[i]));
+	}
+	if (other || ok < 1 || eexist < excl - 1 || eexist > excl) {
+		TH_LOG("round %d: %d attached or created, %d EEXIST of %d IPC_EXCL callers, %d other",
+		       round, ok, eexist, excl, other);
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * SPEC 2: racing callers of one key end as if they had run one after
  * another, whatever room the pool or a cgroup limit leaves. Each round
  * (in a pool of SERIAL_POOL pages) releases SERIAL_PROCS callers at once
@@ -555,7 +584,7 @@ static void serial_rounds(void *unused)
 				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	long F = lp_nfree(), n = F / 2 + 1;
 	unsigned long len = n * lp_size();
-	int round, i, st, excl, ok, eexist, other, bad = 0;
+	int round, i, st, excl, bad = 0;
 	char cg[128] = "";
 	char max[32];
 	pid_t pid[SERIAL_PROCS];
@@ -597,24 +626,7 @@ static void serial_rounds(void *unused)
 				bad++;
 			}
 		}
-		ok = eexist = other = 0;
-		for (i = 0; i < SERIAL_PROCS; i++) {
-			if (!b->err[i])
-				ok++;
-			else if (b->err[i] == EEXIST && (i + round) % 3 == 0)
-				eexist++;
-			else
-				other++;
-			if (b->err[i] && b->err[i] != EEXIST)
-				TH_LOG("round %d: caller %d%s: %s", round, i,
-				       (i + round) % 3 ? "" : " (IPC_EXCL)",
-				       strerror(b->err[i]));
-		}
-		if (other || ok < 1 || eexist < excl - 1 || eexist > excl) {
-			TH_LOG("round %d: %d attached or created, %d EEXIST of %d IPC_EXCL callers, %d other",
-			       round, ok, eexist, excl, other);
-			bad++;
-		}
+		bad += !serial_outcome_ok(b, round, excl);
 		if (!lp_key_absent(SERIAL_KEY, len)) {
 			TH_LOG("round %d: the key outlived its callers", round);
 			bad++;

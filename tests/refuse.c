@@ -7,7 +7,6 @@
 #include <sys/prctl.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define NB (4 * 4096UL)		/* size of a normal neighbour mapping */
 
 static long map_filled(unsigned long len, int flags, uint32_t seed)
@@ -347,23 +346,39 @@ static void madvise_refused(int advice, int flags, uint32_t seed)
 	ASSERT_EQ(lpsys_free(r), 0);
 }
 
-TEST(refuse_madvise_dontneed)
+/*
+ * A test per row: madvise_refused() for each of its advice (one or two)
+ * over a mapping of the row's kind, seeded seed, then over one of the
+ * other kind, seed + 100; a second advice goes on from seed + 200.
+ */
+struct madvise_row {
+	const char *name;
+	int advice[2];		/* the second 0: none */
+	int flags;		/* MAP_PRIVATE or MAP_SHARED first */
+	uint32_t seed;
+};
+
+static void madvise_row_refused(const void *arg)
 {
-	madvise_refused(MADV_DONTNEED, MAP_PRIVATE, 6012);
-	madvise_refused(MADV_DONTNEED, MAP_SHARED, 6112);
+	const struct madvise_row *row = arg;
+	int other = row->flags == MAP_PRIVATE ? MAP_SHARED : MAP_PRIVATE;
+	uint32_t seed = row->seed;
+	int i;
+
+	for (i = 0; i < 2 && row->advice[i]; i++, seed += 200) {
+		madvise_refused(row->advice[i], row->flags, seed);
+		madvise_refused(row->advice[i], other, seed + 100);
+	}
 }
 
-TEST(refuse_madvise_free)
-{
-	madvise_refused(MADV_FREE, MAP_PRIVATE, 6013);
-	madvise_refused(MADV_FREE, MAP_SHARED, 6113);
-}
+/* Advice that would drop the pages or punch them out. */
+static const struct madvise_row discard_rows[] = {
+	{ "refuse_madvise_dontneed", { MADV_DONTNEED }, MAP_PRIVATE, 6012 },
+	{ "refuse_madvise_free", { MADV_FREE }, MAP_PRIVATE, 6013 },
+	{ "refuse_madvise_remove", { MADV_REMOVE }, MAP_SHARED, 6014 },
+};
 
-TEST(refuse_madvise_remove)
-{
-	madvise_refused(MADV_REMOVE, MAP_SHARED, 6014);
-	madvise_refused(MADV_REMOVE, MAP_PRIVATE, 6114);
-}
+TEST_TABLE(madvise_discard, discard_rows, madvise_row_refused)
 
 TEST(refuse_madvise_dofork_private_stays_uninherited)
 {
@@ -396,55 +411,32 @@ TEST(refuse_madvise_dontfork_shared_stays_inherited)
 	ASSERT_EQ(lpsys_free(r), 0);
 }
 
-/* Reclaim hints would page out what can never be paged out. */
-TEST(refuse_madvise_pageout_and_cold)
-{
-	madvise_refused(MADV_COLD, MAP_PRIVATE, 6017);
-	madvise_refused(MADV_COLD, MAP_SHARED, 6117);
-	madvise_refused(MADV_PAGEOUT, MAP_PRIVATE, 6217);
-	madvise_refused(MADV_PAGEOUT, MAP_SHARED, 6317);
-}
+/*
+ * Reclaim hints would page out what can never be paged out; KSM would
+ * merge, THP would collapse or split: never large pages.
+ */
+static const struct madvise_row hint_rows[] = {
+	{ "refuse_madvise_pageout_and_cold", { MADV_COLD, MADV_PAGEOUT },
+	  MAP_PRIVATE, 6017 },
+	{ "refuse_madvise_mergeable", { MADV_MERGEABLE }, MAP_PRIVATE, 6030 },
+	{ "refuse_madvise_hugepage", { MADV_HUGEPAGE }, MAP_PRIVATE, 6031 },
+	{ "refuse_madvise_collapse", { MADV_COLLAPSE }, MAP_PRIVATE, 6032 },
+	{ "refuse_madvise_wipeonfork", { MADV_WIPEONFORK }, MAP_PRIVATE, 6033 },
+};
 
-/* KSM would merge, THP would collapse or split: never large pages. */
-TEST(refuse_madvise_mergeable)
-{
-	madvise_refused(MADV_MERGEABLE, MAP_PRIVATE, 6030);
-	madvise_refused(MADV_MERGEABLE, MAP_SHARED, 6130);
-}
-
-TEST(refuse_madvise_hugepage)
-{
-	madvise_refused(MADV_HUGEPAGE, MAP_PRIVATE, 6031);
-	madvise_refused(MADV_HUGEPAGE, MAP_SHARED, 6131);
-}
-
-TEST(refuse_madvise_collapse)
-{
-	madvise_refused(MADV_COLLAPSE, MAP_PRIVATE, 6032);
-	madvise_refused(MADV_COLLAPSE, MAP_SHARED, 6132);
-}
-
-TEST(refuse_madvise_wipeonfork)
-{
-	madvise_refused(MADV_WIPEONFORK, MAP_PRIVATE, 6033);
-	madvise_refused(MADV_WIPEONFORK, MAP_SHARED, 6133);
-}
+TEST_TABLE(madvise_hint, hint_rows, madvise_row_refused)
 
 /*
  * The memory-error injectors (root only) would poison or migrate a pool
  * page through its mapping: a pool page leaves the pool on its own path.
  */
-TEST(refuse_madvise_hwpoison)
-{
-	madvise_refused(MADV_HWPOISON, MAP_PRIVATE, 6034);
-	madvise_refused(MADV_HWPOISON, MAP_SHARED, 6134);
-}
+static const struct madvise_row injector_rows[] = {
+	{ "refuse_madvise_hwpoison", { MADV_HWPOISON }, MAP_PRIVATE, 6034 },
+	{ "refuse_madvise_soft_offline", { MADV_SOFT_OFFLINE }, MAP_PRIVATE,
+	  6035 },
+};
 
-TEST(refuse_madvise_soft_offline)
-{
-	madvise_refused(MADV_SOFT_OFFLINE, MAP_PRIVATE, 6035);
-	madvise_refused(MADV_SOFT_OFFLINE, MAP_SHARED, 6135);
-}
+TEST_TABLE(madvise_injector, injector_rows, madvise_row_refused)
 
 /* MADV_DONTDUMP and MADV_DODUMP are on SPEC's allowed list: both work. */
 TEST(madvise_dontdump_and_dodump_work)

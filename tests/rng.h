@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RW		(PROT_READ | PROT_WRITE)
+#include "util.h"	/* RW, now() */
 
 /* One of an array's elements, at random. */
 #define PICK(a)		((a)[rnd(sizeof(a) / sizeof((a)[0]))])

@@ -2,9 +2,6 @@
 /* share_large_pages() and unshare_large_pages(): keyed segments. */
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
-#define NOBODY 65534
-
 /* Drop to uid/gid (-1: keep). Root stays root, with its capabilities. */
 static void become(int uid, int gid)
 {
@@ -387,7 +384,7 @@ struct perm_row {
 
 /* A segment's key and mode, and its holder's uid and gid (-1: root). */
 #define HOLDER(k, m, u, g) .key = (k), .mode = (m), .uid = (u), .gid = (g)
-/* A probe by nobody (uid and gid 65534), the "other" of a root segment. */
+/* A probe by nobody (uid and gid NOBODY), the "other" of a root segment. */
 #define OTHER(prot, err) { NOBODY, NOBODY, prot, err }
 
 static const struct perm_row perm_rows[] = {
@@ -404,13 +401,13 @@ static const struct perm_row perm_rows[] = {
 			OTHER(PROT_WRITE, EACCES),
 		} },
 	} },
-	/* Created by root:root; nobody (gid 65534) is "other". */
+	/* Created by root:root; nobody (gid NOBODY) is "other". */
 	{ "share_mode_0640_other_not_in_group_eacces", {
 		{ HOLDER(1015, 0640, -1, -1), .probes = {
 			OTHER(PROT_READ, EACCES),
 		} },
 	} },
-	/* Created by uid 0 with gid 65534: nobody is in the group. */
+	/* Created by uid 0 with gid NOBODY: nobody is in the group. */
 	{ "share_mode_0640_group_member_read_only", {
 		{ HOLDER(1016, 0640, -1, NOBODY), .probes = {
 			OTHER(PROT_READ, 0),

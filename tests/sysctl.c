@@ -9,8 +9,6 @@
 #include <sys/stat.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
-
 /* Bring the pool back to 'total' pages (every page must be free). */
 static int restore_pool(long total)
 {
@@ -364,6 +362,27 @@ static int proc_field(pid_t pid, int field)
 }
 
 /*
+ * A child that spins SCHED_FIFO on CPU 0 once it reads a byte from fd
+ * (exit 5 or 6 if it cannot): its pid, or -1.
+ */
+static pid_t start_busy_loop(int fd)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	pid_t pid = fork();
+	char c;
+
+	if (pid)
+		return pid;
+	pin_to_cpu(0);
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		_exit(5);
+	if (read(fd, &c, 1) != 1)
+		_exit(6);
+	for (;;)
+		;
+}
+
+/*
  * A numlargepages writer queued behind a resize that holds the resize
  * mutex a long time (a grow under reclaim; here a grow through nr_pages
  * on a CPU that a SCHED_FIFO busy loop takes as soon as the grow has
@@ -386,19 +405,8 @@ TEST(sysctl_writer_behind_a_held_grow_is_killable)
 	pin_to_cpu(1);
 	ASSERT_EQ(write_text(RT_RUNTIME, "999000\n"), 0);
 	/* The busy loop, SCHED_FIFO on CPU 0, waits for the word. */
-	hog = fork();
+	hog = start_busy_loop(go[0]);
 	ASSERT_GE(hog, 0);
-	if (hog == 0) {
-		struct sched_param sp = { .sched_priority = 1 };
-
-		pin_to_cpu(0);
-		if (sched_setscheduler(0, SCHED_FIFO, &sp))
-			_exit(5);
-		if (read(go[0], &c, 1) != 1)
-			_exit(6);
-		for (;;)
-			;
-	}
 	for (i = 0; i < 1000 && (proc_field(hog, 41) != SCHED_FIFO ||
 				 proc_state(hog) != 'S'); i++)
 		usleep(10000);

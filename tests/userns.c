@@ -10,9 +10,6 @@
 #include <sys/prctl.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
-#define NOBODY 65534
-
 /*
  * Become nobody, then root of a new user namespace (plus extra unshare
  * flags) with nobody mapped to 0 inside: every capability in there,
@@ -48,6 +45,25 @@ static long create_filled(int key, unsigned long len, int mode, uint32_t seed)
 	return r;
 }
 
+/*
+ * A one-page segment of ours under key, filled with seed, and fn run in
+ * a child beside it: the child exits 0 and leaves our data as it was.
+ * The segment, for the test to release.
+ */
+static long run_beside_segment(int key, int mode, uint32_t seed,
+			       void (*fn)(void *))
+{
+	unsigned long lp = lp_size();
+	long r = create_filled(key, lp, mode, seed);
+	int st;
+
+	ASSERT_TRUE(LP_OK(r));
+	st = run_child(fn, NULL);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_TRUE(lp_check(LP_PTR(r), lp, seed));
+	return r;
+}
+
 static void userns_root_probes(void *arg)
 {
 	unsigned long lp = lp_size();
@@ -64,14 +80,9 @@ static void userns_root_probes(void *arg)
 
 TEST(userns_root_cannot_attach_foreign_0600_segment)
 {
-	unsigned long lp = lp_size();
-	long nfree = lp_nfree(), r = create_filled(8001, lp, 0600, 8001);
-	int st;
+	long nfree = lp_nfree(), r;
 
-	ASSERT_TRUE(LP_OK(r));
-	st = run_child(userns_root_probes, NULL);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 8001));
+	r = run_beside_segment(8001, 0600, 8001, userns_root_probes);
 	EXPECT_EQ(lp_nfree(), nfree - 1);
 	ASSERT_EQ(lpsys_unshare(r), 0);
 }
@@ -95,14 +106,8 @@ static void userns_root_reads_0644(void *arg)
 
 TEST(userns_root_gets_other_bits_of_0644_segment)
 {
-	unsigned long lp = lp_size();
-	long r = create_filled(8002, lp, 0644, 8002);
-	int st;
+	long r = run_beside_segment(8002, 0644, 8002, userns_root_reads_0644);
 
-	ASSERT_TRUE(LP_OK(r));
-	st = run_child(userns_root_reads_0644, NULL);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 8002));
 	ASSERT_EQ(lpsys_unshare(r), 0);
 }
 
@@ -269,13 +274,8 @@ static void own_namespaces_create(void *arg)
 
 TEST(userns_with_own_ipcns_uses_its_own_keys)
 {
-	unsigned long lp = lp_size();
-	long r = create_filled(8008, lp, 0600, 0x8008a);
-	int st;
+	long r = run_beside_segment(8008, 0600, 0x8008a,
+				    own_namespaces_create);
 
-	ASSERT_TRUE(LP_OK(r));
-	st = run_child(own_namespaces_create, NULL);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	EXPECT_TRUE(lp_check(LP_PTR(r), lp, 0x8008a));
 	ASSERT_EQ(lpsys_unshare(r), 0);
 }

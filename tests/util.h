@@ -28,6 +28,11 @@
 #include "maps.h"
 #include "meminfo.h"
 
+/* The protection of nearly every mapping the tests make. */
+#define RW (PROT_READ | PROT_WRITE)
+/* nobody's uid and gid, what become_nobody() drops to. */
+#define NOBODY 65534
+
 /* The monotonic clock, in seconds. */
 static inline double now(void)
 {
@@ -37,19 +42,33 @@ static inline double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* write() all of buf; len, or -1. */
-static inline ssize_t write_all(int fd, const char *buf, size_t len)
+/*
+ * write() (wr) or read() all of buf, in as many calls as it takes: len,
+ * or -1.
+ */
+static inline ssize_t rw_all(int fd, char *buf, size_t len, int wr)
 {
 	size_t done = 0;
 	ssize_t n;
 
 	while (done < len) {
-		n = write(fd, buf + done, len - done);
+		n = wr ? write(fd, buf + done, len - done) :
+			 read(fd, buf + done, len - done);
 		if (n <= 0)
 			return -1;
 		done += n;
 	}
 	return done;
+}
+
+static inline ssize_t write_all(int fd, const char *buf, size_t len)
+{
+	return rw_all(fd, (char *)buf, len, 1);
+}
+
+static inline ssize_t read_all(int fd, char *buf, size_t len)
+{
+	return rw_all(fd, buf, len, 0);
 }
 
 static inline long lp_total(void) { return meminfo("LargePages_Total:"); }
@@ -329,9 +348,20 @@ static inline long status_kb(pid_t pid, const char *key)
 /* Become an unprivileged user (nobody) for the rest of the process. */
 static inline void become_nobody(void)
 {
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-	    setresuid(65534, 65534, 65534)) {
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY)) {
 		printf("# cannot become nobody: %s\n", strerror(errno));
+		_exit(1);
+	}
+}
+
+/* Become nobody in no group but gid, for the rest of the process. */
+static inline void become_nobody_in(gid_t gid)
+{
+	if (setgroups(1, &gid) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY)) {
+		printf("# cannot become nobody in group %d: %s\n", (int)gid,
+		       strerror(errno));
 		_exit(1);
 	}
 }

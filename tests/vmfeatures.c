@@ -34,7 +34,6 @@
 #include <sys/uio.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define KIB(n) ((n) * 1024UL)
 #define MIB(n) ((n) * 1024UL * 1024UL)
 #define NB (4 * 4096UL)		/* a small normal mapping */
@@ -74,6 +73,41 @@ static long map_kind(int kind, unsigned long len, int key, uint32_t seed)
 static long unmap_kind(int kind, long r)
 {
 	return kind == KEYED ? lpsys_unshare(r) : lpsys_free(r);
+}
+
+/* A mapping of every kind: r[k], len[k] bytes filled with seed + k. */
+struct every_kind {
+	long r[NKINDS];
+	unsigned long len[NKINDS];
+	uint32_t seed;
+};
+
+/* Map every kind (keyed under key): all of them, or the test stops. */
+static void map_every_kind(struct every_kind *e, int key, uint32_t seed)
+{
+	int k;
+
+	e->seed = seed;
+	for (k = 0; k < NKINDS; k++) {
+		e->r[k] = map_kind(k, e->len[k], key, seed + k);
+		ASSERT_TRUE(LP_OK(e->r[k]));
+	}
+}
+
+static void expect_every_kind_intact(const struct every_kind *e)
+{
+	int k;
+
+	for (k = 0; k < NKINDS; k++)
+		EXPECT_TRUE(lp_intact(e->r[k], e->len[k], e->seed + k));
+}
+
+static void unmap_every_kind(const struct every_kind *e)
+{
+	int k;
+
+	for (k = 0; k < NKINDS; k++)
+		ASSERT_EQ(unmap_kind(k, e->r[k]), 0);
 }
 
 /*
@@ -464,6 +498,33 @@ static void uffd_works_on_normal_memory(int fd)
 }
 
 /*
+ * Two large pages of every kind (keyed under key, filled with seed + k);
+ * refused() tries its calls on each, and they change nothing: the data
+ * stays, no page leaves the pool. With a userfaultfd fd (>= 0), it still
+ * works on normal memory before the mappings go.
+ */
+static void refused_over_every_kind(int key, uint32_t seed,
+				    void (*refused)(int fd, char *p,
+						    unsigned long lp),
+				    int fd)
+{
+	unsigned long lp = lp_size();
+	struct every_kind e = { .len = { 2 * lp, 2 * lp, 2 * lp } };
+	long nfree = lp_nfree();
+	int k;
+
+	map_every_kind(&e, key, seed);
+	for (k = 0; k < NKINDS; k++)
+		refused(fd, LP_PTR(e.r[k]), lp);
+	expect_every_kind_intact(&e);
+	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
+	if (fd >= 0)
+		uffd_works_on_normal_memory(fd);
+	unmap_every_kind(&e);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+/*
  * userfaultfd hands page faults to user space, and only for memory whose
  * faults it knows how to resolve (anonymous, shmem, hugetlbfs). A
  * large-page mapping never faults (it is mapped whole when it is made)
@@ -471,36 +532,23 @@ static void uffd_works_on_normal_memory(int fd)
  * entry must be: registration must fail with EINVAL before any vma is
  * changed, for the whole mapping and for any part of it.
  */
+static void uffd_missing_refused(int fd, char *p, unsigned long lp)
+{
+	EXPECT_ERRNO(uffd_register(fd, p, 2 * lp,
+				   UFFDIO_REGISTER_MODE_MISSING), EINVAL);
+	EXPECT_ERRNO(uffd_register(fd, p + lp, 4096,
+				   UFFDIO_REGISTER_MODE_MISSING), EINVAL);
+	EXPECT_ERRNO(uffd_register(fd, p + lp - 4096, 8192,
+				   UFFDIO_REGISTER_MODE_MISSING), EINVAL);
+	EXPECT_EQ(vma_flag(p, "um"), 0);
+}
+
 TEST(uffd_register_missing_over_large_pages_einval)
 {
-	unsigned long lp = lp_size(), len = 2 * lp;
-	long nfree = lp_nfree(), r[NKINDS];
-	int fd, k;
+	int fd = uffd_open();
 
-	fd = uffd_open();
 	ASSERT_GE(fd, 0);
-	for (k = 0; k < NKINDS; k++) {
-		r[k] = map_kind(k, len, 7001, 0x7001 + k);
-		ASSERT_TRUE(LP_OK(r[k]));
-	}
-	for (k = 0; k < NKINDS; k++) {
-		EXPECT_ERRNO(uffd_register(fd, LP_PTR(r[k]), len,
-					   UFFDIO_REGISTER_MODE_MISSING), EINVAL);
-		EXPECT_ERRNO(uffd_register(fd, LP_PTR(r[k]) + lp, 4096,
-					   UFFDIO_REGISTER_MODE_MISSING), EINVAL);
-		EXPECT_ERRNO(uffd_register(fd, LP_PTR(r[k]) + lp - 4096, 8192,
-					   UFFDIO_REGISTER_MODE_MISSING), EINVAL);
-		EXPECT_EQ(vma_flag(LP_PTR(r[k]), "um"), 0);
-	}
-	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(lp_intact(r[k], len, 0x7001 + k));
-	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
-
-	uffd_works_on_normal_memory(fd);
-
-	for (k = 0; k < NKINDS; k++)
-		ASSERT_EQ(unmap_kind(k, r[k]), 0);
-	EXPECT_EQ(lp_nfree(), nfree);
+	refused_over_every_kind(7001, 0x7001, uffd_missing_refused, fd);
 	close(fd);
 }
 
@@ -511,36 +559,23 @@ TEST(uffd_register_missing_over_large_pages_einval)
  * only, so here this holds for any memory; the test guards the large-page
  * range should that change.)
  */
+static void uffd_wp_refused(int fd, char *p, unsigned long lp)
+{
+	EXPECT_ERRNO(uffd_register(fd, p, 2 * lp, UFFDIO_REGISTER_MODE_WP),
+		     EINVAL);
+	EXPECT_ERRNO(uffd_register(fd, p, 2 * lp,
+				   UFFDIO_REGISTER_MODE_MISSING |
+				   UFFDIO_REGISTER_MODE_WP), EINVAL);
+	EXPECT_ERRNO(uffd_register(fd, p + 4096, 4096,
+				   UFFDIO_REGISTER_MODE_WP), EINVAL);
+}
+
 TEST(uffd_register_wp_over_large_pages_einval)
 {
-	unsigned long lp = lp_size(), len = 2 * lp;
-	long nfree = lp_nfree(), r[NKINDS];
-	int fd, k;
+	int fd = uffd_open();
 
-	fd = uffd_open();
 	ASSERT_GE(fd, 0);
-	for (k = 0; k < NKINDS; k++) {
-		r[k] = map_kind(k, len, 7002, 0x7002 + k);
-		ASSERT_TRUE(LP_OK(r[k]));
-	}
-	for (k = 0; k < NKINDS; k++) {
-		EXPECT_ERRNO(uffd_register(fd, LP_PTR(r[k]), len,
-					   UFFDIO_REGISTER_MODE_WP), EINVAL);
-		EXPECT_ERRNO(uffd_register(fd, LP_PTR(r[k]), len,
-					   UFFDIO_REGISTER_MODE_MISSING |
-					   UFFDIO_REGISTER_MODE_WP), EINVAL);
-		EXPECT_ERRNO(uffd_register(fd, LP_PTR(r[k]) + 4096, 4096,
-					   UFFDIO_REGISTER_MODE_WP), EINVAL);
-	}
-	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(lp_intact(r[k], len, 0x7002 + k));
-	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
-
-	uffd_works_on_normal_memory(fd);
-
-	for (k = 0; k < NKINDS; k++)
-		ASSERT_EQ(unmap_kind(k, r[k]), 0);
-	EXPECT_EQ(lp_nfree(), nfree);
+	refused_over_every_kind(7002, 0x7002, uffd_wp_refused, fd);
 	close(fd);
 }
 
@@ -599,36 +634,26 @@ TEST(uffd_register_from_normal_mapping_into_large_pages_einval)
  * silently ignored, as it is for other VM_SPECIAL mappings), whole or in
  * part.
  */
+static void mergeable_refused(int fd, char *p, unsigned long lp)
+{
+	(void)fd;
+	EXPECT_ERRNO(madvise(p, 2 * lp, MADV_MERGEABLE), EINVAL);
+	EXPECT_ERRNO(madvise(p + lp, 4096, MADV_MERGEABLE), EINVAL);
+	EXPECT_EQ(vma_flag(p, "mg"), 0);
+}
+
 TEST(ksm_madvise_mergeable_on_large_pages_einval)
 {
-	unsigned long lp = lp_size(), len = 2 * lp;
-	long nfree = lp_nfree(), r[NKINDS];
-	int k;
-
-	for (k = 0; k < NKINDS; k++) {
-		r[k] = map_kind(k, len, 7004, 0x7004 + k);
-		ASSERT_TRUE(LP_OK(r[k]));
-	}
-	for (k = 0; k < NKINDS; k++) {
-		EXPECT_ERRNO(madvise(LP_PTR(r[k]), len, MADV_MERGEABLE), EINVAL);
-		EXPECT_ERRNO(madvise(LP_PTR(r[k]) + lp, 4096, MADV_MERGEABLE),
-			     EINVAL);
-		EXPECT_EQ(vma_flag(LP_PTR(r[k]), "mg"), 0);
-	}
-	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(lp_intact(r[k], len, 0x7004 + k));
-	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
-	for (k = 0; k < NKINDS; k++)
-		ASSERT_EQ(unmap_kind(k, r[k]), 0);
-	EXPECT_EQ(lp_nfree(), nfree);
+	refused_over_every_kind(7004, 0x7004, mergeable_refused, -1);
 }
 
 #define KSM_PAGES 64
 
 static void ksm_compaction_body(void)
 {
-	unsigned long lp = lp_size(), len = 2 * lp, i;
-	long nfree = lp_nfree(), r[NKINDS], scans0, scans = -1;
+	unsigned long lp = lp_size(), i;
+	struct every_kind e = { .len = { 2 * lp, 2 * lp, 2 * lp } };
+	long nfree = lp_nfree(), scans0, scans = -1;
 	char *anon;
 	int k;
 
@@ -639,10 +664,7 @@ static void ksm_compaction_body(void)
 	memset(anon, 0x5a, KSM_PAGES * 4096);
 	ASSERT_EQ(madvise(anon, KSM_PAGES * 4096, MADV_MERGEABLE), 0);
 
-	for (k = 0; k < NKINDS; k++) {
-		r[k] = map_kind(k, len, 7005, 0x7005 + k);
-		ASSERT_TRUE(LP_OK(r[k]));
-	}
+	map_every_kind(&e, 7005, 0x7005);
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
 	scans0 = read_long(KSM "full_scans");
@@ -661,20 +683,17 @@ static void ksm_compaction_body(void)
 		       scans - scans0, read_long(KSM "pages_sharing"));
 	EXPECT_GE(scans, scans0 + 2);
 
-	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(lp_intact(r[k], len, 0x7005 + k));
+	expect_every_kind_intact(&e);
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 	for (i = 0; i < KSM_PAGES * 4096; i += 4096)
 		EXPECT_EQ(anon[i + 100], 0x5a);
 
 	/* Unmerging walks the same mm: still nothing to do with large pages. */
 	EXPECT_EQ(write_text(KSM "run", "2"), 0);
-	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(lp_intact(r[k], len, 0x7005 + k));
+	expect_every_kind_intact(&e);
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
-	for (k = 0; k < NKINDS; k++)
-		ASSERT_EQ(unmap_kind(k, r[k]), 0);
+	unmap_every_kind(&e);
 	EXPECT_EQ(lp_nfree(), nfree);
 	munmap(anon, KSM_PAGES * 4096);
 }
@@ -710,6 +729,24 @@ TEST(ksm_and_compaction_leave_large_pages_intact)
 
 /* ---- memory cgroups ---- */
 
+/*
+ * body in a child (run_body()) in a new cgroup with memory.max and
+ * memory.swap.max as given; the cgroup goes (undo_all()) whatever the
+ * body did, and a cgroup that cannot be made fails the test.
+ */
+static void run_in_cgroup(const char *max, const char *swap_max,
+			  void (*body)(void))
+{
+	int ok;
+
+	undo_arm();
+	ok = !cg_create(max, swap_max);
+	if (ok)
+		run_body(body);
+	EXPECT_EQ(undo_all(1), 0);
+	EXPECT_TRUE(ok);
+}
+
 static void memcg_nocharge_body(void)
 {
 	unsigned long lp = lp_size();
@@ -718,21 +755,17 @@ static void memcg_nocharge_body(void)
 	int st;
 
 	if (lp_peer_fork(&p) == 0) {
-		long r[NKINDS];
-		unsigned long len[NKINDS] = { 4 * lp, lp, lp };
+		struct every_kind e = { .len = { 4 * lp, lp, lp } };
 		int k;
 
 		ASSERT_EQ(cg_enter(), 0);
 		lp_peer_send(&p, cg_read("memory.current"));
-		for (k = 0; k < NKINDS; k++) {
-			r[k] = map_kind(k, len[k], 7010, 0x7010 + k);
-			ASSERT_TRUE(LP_OK(r[k]));
-		}
+		map_every_kind(&e, 7010, 0x7010);
 		lp_peer_send(&p, cg_read("memory.current"));
 		lp_peer_recv(&p);
 		for (k = 0; k < NKINDS; k++) {
-			EXPECT_TRUE(lp_intact(r[k], len[k], 0x7010 + k));
-			EXPECT_EQ(unmap_kind(k, r[k]), 0);
+			EXPECT_TRUE(lp_intact(e.r[k], e.len[k], 0x7010 + k));
+			EXPECT_EQ(unmap_kind(k, e.r[k]), 0);
 		}
 		CHILD_DONE();
 	}
@@ -761,14 +794,7 @@ static void memcg_nocharge_body(void)
  */
 TEST(memcg_large_pages_not_charged_to_mapper)
 {
-	int ok;
-
-	undo_arm();
-	ok = !cg_create("8M", "0");
-	if (ok)
-		run_body(memcg_nocharge_body);
-	EXPECT_EQ(undo_all(1), 0);
-	EXPECT_TRUE(ok);
+	run_in_cgroup("8M", "0", memcg_nocharge_body);
 }
 
 /*
@@ -831,14 +857,7 @@ static void memcg_fork_copy_body(void)
 
 TEST(memcg_fork_copy_into_normal_pages_is_charged_to_the_forker)
 {
-	int ok;
-
-	undo_arm();
-	ok = !cg_create("max", "max");
-	if (ok)
-		run_body(memcg_fork_copy_body);
-	EXPECT_EQ(undo_all(1), 0);
-	EXPECT_TRUE(ok);
+	run_in_cgroup("max", "max", memcg_fork_copy_body);
 }
 
 #define OOM_ANON MIB(64)
@@ -908,14 +927,7 @@ static void memcg_oom_body(void)
  */
 TEST(memcg_oom_kill_of_mapper_keeps_segment_data)
 {
-	int ok;
-
-	undo_arm();
-	ok = !cg_create("8M", "0");
-	if (ok)
-		run_body(memcg_oom_body);
-	EXPECT_EQ(undo_all(1), 0);
-	EXPECT_TRUE(ok);
+	run_in_cgroup("8M", "0", memcg_oom_body);
 }
 
 /* ---- io_uring ---- */
@@ -1116,29 +1128,26 @@ static int seen_by_other_process(int kind, long r, unsigned long len,
 TEST(uring_register_buffers_large_pages_eopnotsupp)
 {
 	unsigned long lp = lp_size(), len = 2 * lp;
-	long nfree = lp_nfree(), r[NKINDS];
+	struct every_kind e = { .len = { len, len, len } };
+	long nfree = lp_nfree();
 	struct ring ring;
 	struct iovec iov;
 	char *anon;
 	int k, res;
 
 	ring_setup(&ring, 8);
+	map_every_kind(&e, 7020, 0x7020);
 	for (k = 0; k < NKINDS; k++) {
-		r[k] = map_kind(k, len, 7020, 0x7020 + k);
-		ASSERT_TRUE(LP_OK(r[k]));
-	}
-	for (k = 0; k < NKINDS; k++) {
-		iov.iov_base = LP_PTR(r[k]);
+		iov.iov_base = LP_PTR(e.r[k]);
 		iov.iov_len = len;
 		EXPECT_ERRNO(ring_register(&ring, IORING_REGISTER_BUFFERS,
 					   &iov, 1), EOPNOTSUPP);
-		iov.iov_base = LP_PTR(r[k]) + lp - 4096;
+		iov.iov_base = LP_PTR(e.r[k]) + lp - 4096;
 		iov.iov_len = 8192;
 		EXPECT_ERRNO(ring_register(&ring, IORING_REGISTER_BUFFERS,
 					   &iov, 1), EOPNOTSUPP);
 	}
-	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(lp_intact(r[k], len, 0x7020 + k));
+	expect_every_kind_intact(&e);
 	EXPECT_EQ(lp_nfree(), nfree - 3 * 2);
 
 	/* The ring still works, and still takes an ordinary buffer. */
@@ -1153,8 +1162,7 @@ TEST(uring_register_buffers_large_pages_eopnotsupp)
 	munmap(anon, NB);
 	ring_close(&ring);
 
-	for (k = 0; k < NKINDS; k++)
-		ASSERT_EQ(unmap_kind(k, r[k]), 0);
+	unmap_every_kind(&e);
 	/* No pin was left behind: every page is back. */
 	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
 }
@@ -1293,16 +1301,13 @@ static int make_swapfile(const char *path, unsigned long size)
 
 static void swap_body(void)
 {
-	unsigned long lp = lp_size(), len[NKINDS] = { 2 * lp, lp, lp };
-	long nfree = lp_nfree(), hold, r[NKINDS], swap_cur, swapfree0,
-	     swapfree1, lo, hi;
+	unsigned long lp = lp_size();
+	struct every_kind e = { .len = { 2 * lp, lp, lp } };
+	long nfree = lp_nfree(), hold, swap_cur, swapfree0, swapfree1, lo, hi;
 	struct lp_peer p;
-	int k, st;
+	int st;
 
-	for (k = 0; k < NKINDS; k++) {
-		r[k] = map_kind(k, len[k], 7030, 0x7030 + k);
-		ASSERT_TRUE(LP_OK(r[k]));
-	}
+	map_every_kind(&e, 7030, 0x7030);
 	hold = nfree - 4;
 	EXPECT_EQ(lp_nfree(), hold);
 	swapfree0 = meminfo("SwapFree:");
@@ -1334,7 +1339,7 @@ static void swap_body(void)
 		EXPECT_TRUE(lp_check(anon, SWAP_ANON, 0x7333));
 		EXPECT_TRUE(lp_intact(mine, lp, 0x7330));
 		EXPECT_TRUE(lp_intact(seg, lp, 0x7030 + KEYED));
-		EXPECT_TRUE(lp_intact(r[SHRD], len[SHRD], 0x7030 + SHRD));
+		EXPECT_TRUE(lp_intact(e.r[SHRD], e.len[SHRD], 0x7030 + SHRD));
 		lp_peer_send(&p, !harness_failed);
 		EXPECT_EQ(lpsys_free(mine), 0);
 		EXPECT_EQ(lpsys_unshare(seg), 0);
@@ -1364,10 +1369,8 @@ static void swap_body(void)
 		       WTERMSIG(st), cg_value(undo.cg, "memory.events", "oom_kill"));
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	EXPECT_EQ(lp_settle_nfree(hold), hold);
-	for (k = 0; k < NKINDS; k++)
-		EXPECT_TRUE(lp_intact(r[k], len[k], 0x7030 + k));
-	for (k = 0; k < NKINDS; k++)
-		ASSERT_EQ(unmap_kind(k, r[k]), 0);
+	expect_every_kind_intact(&e);
+	unmap_every_kind(&e);
 	EXPECT_EQ(lp_nfree(), nfree);
 	EXPECT_TRUE(lp_key_absent(7030, lp));
 }

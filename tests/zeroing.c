@@ -14,7 +14,6 @@
 #include <time.h>
 #include "lp.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define ZSYS "/sys/kernel/mm/largepage/"
 #define CHURN_SECS 6
 #define CHURNERS 4
@@ -33,7 +32,7 @@ static long unzeroed_free(void)
  * Wait (up to 60 s: TCG is slow) until largepage_zerod has zeroed every
  * free page; return the number of zeroed free pages, or -1.
  */
-static long settle_zeroed(void)
+static long wait_every_free_page_zeroed(void)
 {
 	int i;
 
@@ -104,7 +103,7 @@ TEST(zeroing_sysfs_files_sum_to_free)
 {
 	long z, u;
 
-	ASSERT_GE(settle_zeroed(), 0);
+	ASSERT_GE(wait_every_free_page_zeroed(), 0);
 	z = zeroed_free();
 	u = unzeroed_free();
 	EXPECT_EQ(u, 0);
@@ -155,7 +154,7 @@ TEST(zeroing_stat_counts_add_up_while_the_thread_works)
 	/* Read-only, as documented. */
 	EXPECT_EQ(write_text(ZSYS "stat", "0\n"), -EACCES);
 	EXPECT_EQ(write_text(ZSYS "lowmem_pages", "0\n"), -EACCES);
-	EXPECT_EQ(settle_zeroed(), n);
+	EXPECT_EQ(wait_every_free_page_zeroed(), n);
 }
 
 TEST(zeroing_freed_pages_are_zeroed_in_the_background)
@@ -164,7 +163,7 @@ TEST(zeroing_freed_pages_are_zeroed_in_the_background)
 	long n = lp_nfree(), r;
 
 	ASSERT_GE(n, 2);
-	ASSERT_GE(settle_zeroed(), 0);
+	ASSERT_GE(wait_every_free_page_zeroed(), 0);
 	r = get_check_fill(n * lp, MAP_PRIVATE, 0x5a01);
 	ASSERT_TRUE(LP_OK(r));
 	EXPECT_EQ(zeroed_free(), 0);
@@ -172,7 +171,7 @@ TEST(zeroing_freed_pages_are_zeroed_in_the_background)
 	ASSERT_EQ(lpsys_free(r), 0);
 	/* Free at once, whether zeroed yet or not. */
 	EXPECT_EQ(lp_nfree(), n);
-	EXPECT_EQ(settle_zeroed(), n);
+	EXPECT_EQ(wait_every_free_page_zeroed(), n);
 	EXPECT_EQ(lp_nfree(), n);
 }
 
@@ -184,7 +183,7 @@ TEST(zeroing_warm_get_maps_zeroed_pages)
 
 	ASSERT_GE(n, 2);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(settle_zeroed(), n);
+		ASSERT_EQ(wait_every_free_page_zeroed(), n);
 		r = get_check_fill(n * lp, i & 1 ? MAP_SHARED : MAP_PRIVATE,
 				   0x5a10 + i);
 		ASSERT_TRUE(LP_OK(r));
@@ -245,7 +244,7 @@ TEST(zeroing_keyed_segment_recreated_is_zero)
 		lp_fill(LP_PTR(r), n * lp, 0x5d00 + i);
 		ASSERT_EQ(lpsys_unshare(r), 0);
 		if (i % 4 == 3)
-			ASSERT_GE(settle_zeroed(), 0);
+			ASSERT_GE(wait_every_free_page_zeroed(), 0);
 	}
 }
 
@@ -347,7 +346,7 @@ TEST(zeroing_smp_churn_never_sees_dirty_pages)
 	if (grow)
 		ASSERT_EQ(sysctl_resize(grow), 0);
 	EXPECT_EQ(lp_total(), total);
-	EXPECT_GE(settle_zeroed(), 0);
+	EXPECT_GE(wait_every_free_page_zeroed(), 0);
 }
 
 /*
@@ -446,7 +445,7 @@ TEST(zeroing_thread_freezes_with_a_backlog)
 	write_text("/sys/power/pm_test", "none");
 	snprintf(buf, sizeof(buf), "%ld", timeout);
 	write_text("/sys/power/pm_freeze_timeout", buf);
-	EXPECT_EQ(settle_zeroed(), lp_nfree());
+	EXPECT_EQ(wait_every_free_page_zeroed(), lp_nfree());
 }
 
 /* The pid of the kernel thread called comm, or -1. */
@@ -532,6 +531,37 @@ static void creator(int key, unsigned long len)
 #define SPIN_SECS 8
 
 /*
+ * The peer that creates a one-page keyed segment, says so, and on the
+ * word detaches it: how many ms the detach took.
+ */
+static void detacher(struct lp_peer *d, int key, unsigned long len)
+{
+	struct timespec t0, t1;
+	long r = lpsys_share(key, 0, len, RW, IPC_CREAT | IPC_EXCL | 0600);
+
+	if (!LP_OK(r))
+		_exit(1);
+	lp_peer_send(d, 0);
+	lp_peer_recv(d);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (lpsys_unshare(r))
+		_exit(2);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	lp_peer_send(d, (t1.tv_sec - t0.tv_sec) * 1000 +
+		     (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	_exit(0);
+}
+
+/* Have the detacher detach: its ms, or -1 if it has not within 4 s. */
+static long timed_detach(struct lp_peer *d)
+{
+	struct pollfd pfd = { .fd = d->rfd, .events = POLLIN };
+
+	lp_peer_send(d, 1);
+	return poll(&pfd, 1, 4000) == 1 ? lp_peer_recv(d) : -1;
+}
+
+/*
  * Nothing that waits for largepage_zerod may hold lp_key_mutex, which
  * the last detach of every keyed segment takes. Starve the thread while
  * it holds a page (pinned to CPU 1 beside a SCHED_FIFO spinner, with RT
@@ -547,7 +577,6 @@ TEST(zeroing_detach_does_not_wait_behind_a_creator_waiting_for_the_thread)
 	long rt = read_long("/proc/sys/kernel/sched_rt_runtime_us"), ms = -1;
 	pid_t zerod = kthread_pid("largepage_zerod"), spinner, maker = -1;
 	int st, i, try, caught = 0, maker_st = -1;
-	struct pollfd pfd;
 	struct lp_peer d;
 	cpu_set_t was;
 	char buf[24];
@@ -560,23 +589,8 @@ TEST(zeroing_detach_does_not_wait_behind_a_creator_waiting_for_the_thread)
 	/* This process and its children keep to CPU 0. */
 	ASSERT_EQ(pin_to(0, 0), 0);
 
-	if (lp_peer_fork(&d) == 0) {
-		struct timespec t0, t1;
-		long r = lpsys_share(KEY0 + 10, 0, lp, RW,
-				     IPC_CREAT | IPC_EXCL | 0600);
-
-		if (!LP_OK(r))
-			_exit(1);
-		lp_peer_send(&d, 0);
-		lp_peer_recv(&d);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (lpsys_unshare(r))
-			_exit(2);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		lp_peer_send(&d, (t1.tv_sec - t0.tv_sec) * 1000 +
-			     (t1.tv_nsec - t0.tv_nsec) / 1000000);
-		_exit(0);
-	}
+	if (lp_peer_fork(&d) == 0)
+		detacher(&d, KEY0 + 10, lp);
 	ASSERT_GT(d.pid, 0);
 	lp_peer_recv(&d);
 
@@ -599,13 +613,8 @@ TEST(zeroing_detach_does_not_wait_behind_a_creator_waiting_for_the_thread)
 				usleep(10000);
 			caught = task_state(maker) == 'D';
 		}
-		if (caught) {
-			lp_peer_send(&d, 1);
-			pfd.fd = d.rfd;
-			pfd.events = POLLIN;
-			if (poll(&pfd, 1, 4000) == 1)
-				ms = lp_peer_recv(&d);
-		}
+		if (caught)
+			ms = timed_detach(&d);
 		kill(spinner, SIGKILL);
 		waitpid(spinner, &st, 0);
 		if (maker > 0) {
@@ -615,7 +624,7 @@ TEST(zeroing_detach_does_not_wait_behind_a_creator_waiting_for_the_thread)
 		if (!caught)
 			TH_LOG("try %d: largepage_zerod not caught with a page (state %c)",
 			       try + 1, task_state(zerod));
-		settle_zeroed();
+		wait_every_free_page_zeroed();
 	}
 	snprintf(buf, sizeof(buf), "%ld", rt);
 	EXPECT_EQ(write_text("/proc/sys/kernel/sched_rt_runtime_us", buf), 0);

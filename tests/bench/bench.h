@@ -88,6 +88,40 @@ static inline void bench_no_thp(void *p, size_t len)
 		bench_die("madvise MADV_NOHUGEPAGE");
 }
 
+/*
+ * A private SEG_LEN mapping of large pages, of hugetlbfs pages, or of 4
+ * KiB pages (THP off): the benchmark dies if it cannot have it.
+ */
+static inline char *bench_map_ours(void)
+{
+	long r = lpsys_get(0, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+
+	if (!LP_OK(r))
+		bench_die("get_large_pages");
+	return LP_PTR(r);
+}
+
+static inline char *bench_map_hugetlb(void)
+{
+	char *p = mmap(NULL, SEG_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+
+	if (p == MAP_FAILED)
+		bench_die("mmap MAP_HUGETLB");
+	return p;
+}
+
+static inline char *bench_map_4k(void)
+{
+	char *p = mmap(NULL, SEG_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		bench_die("mmap 4k");
+	bench_no_thp(p, SEG_LEN);
+	return p;
+}
+
 /* Common start of every main(): line-buffered stdout, the repetitions. */
 static inline void bench_init(const char *test, int argc, char **argv)
 {

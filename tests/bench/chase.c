@@ -52,29 +52,11 @@ static void make_cycle(void)
 
 static char *alloc(int kind)
 {
-	long r;
-	char *p;
-
-	switch (kind) {
-	case K_OURS:
-		r = lpsys_get(0, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-		if (!LP_OK(r))
-			bench_die("get_large_pages");
-		return LP_PTR(r);
-	case K_HUGETLB:
-		p = mmap(NULL, SEG_LEN, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-		if (p == MAP_FAILED)
-			bench_die("mmap MAP_HUGETLB");
-		return p;
-	default:
-		p = mmap(NULL, SEG_LEN, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			bench_die("mmap 4k");
-		bench_no_thp(p, SEG_LEN);
-		return p;
-	}
+	if (kind == K_OURS)
+		return bench_map_ours();
+	if (kind == K_HUGETLB)
+		return bench_map_hugetlb();
+	return bench_map_4k();
 }
 
 static void release(int kind, char *p)

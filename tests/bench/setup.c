@@ -22,38 +22,13 @@ static const char *const kind_name[] = {
 	[K_FLOOR] = "memset_premapped",
 };
 
-static char *map_4k(void)
-{
-	char *p = mmap(NULL, SEG_LEN, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		bench_die("mmap 4k");
-	bench_no_thp(p, SEG_LEN);
-	return p;
-}
-
 static char *alloc(int kind)
 {
-	long r;
-	char *p;
-
-	switch (kind) {
-	case K_OURS:
-	case K_OURS_COLD:
-		r = lpsys_get(0, SEG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-		if (!LP_OK(r))
-			bench_die("get_large_pages");
-		return LP_PTR(r);
-	case K_HUGETLB:
-		p = mmap(NULL, SEG_LEN, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-		if (p == MAP_FAILED)
-			bench_die("mmap MAP_HUGETLB");
-		return p;
-	default:
-		return map_4k();
-	}
+	if (kind == K_OURS || kind == K_OURS_COLD)
+		return bench_map_ours();
+	if (kind == K_HUGETLB)
+		return bench_map_hugetlb();
+	return bench_map_4k();
 }
 
 static void release(int kind, char *p)
@@ -77,7 +52,7 @@ int main(int argc, char **argv)
 			const char *name = kind_name[kind];
 
 			if (kind == K_FLOOR) {
-				p = map_4k();
+				p = bench_map_4k();
 				memset(p, 0, SEG_LEN);
 				f = faults_now(RUSAGE_SELF);
 				t0 = now_ms();
