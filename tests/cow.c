@@ -15,7 +15,6 @@
 #endif
 #include "misccg.h"
 
-#define RW (PROT_READ | PROT_WRITE)
 #define COPY (MAP_PRIVATE | LP_COPY_ON_FORK)
 
 /* Free pages reserved for copies: counted in LargePages_Free. */
