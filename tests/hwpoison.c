@@ -15,6 +15,7 @@
  * pool for good: it runs last in its suite.
  */
 #include <linux/kernel-page-flags.h>
+#include <linux/largepage.h>
 #include <sys/mount.h>
 #include "lp.h"
 
@@ -469,6 +470,66 @@ TEST(hwpoison_zerod_withdraws_poisoned_free_page)
 	ASSERT_EQ(lpsys_free(r), 0);
 	expect_counts(T - 1, T - 1);
 	kmsg_memerr(km);
+}
+
+/*
+ * A heap's first write after fork() copies into a page the fork reserved.
+ * A free page found poisoned then is passed over and leaves the pool:
+ * the copy lands on a good page, and the write succeeds. Two pages are
+ * free, one reserved, one poisoned; whichever the copy meets first, it
+ * ends on the good one.
+ */
+TEST(hwpoison_copy_after_fork_passes_over_a_poisoned_page)
+{
+	unsigned long lp = lp_size(), bad = 0, child_pfn;
+	long T = lp_total(), F = lp_nfree(), heap, fill, r, i, j;
+	struct pool_scan s;
+	struct lp_peer p;
+	int km = kmsg_open(), st;
+
+	ASSERT_GE(F, 4);
+	scan_free_pool(&s);
+	heap = lpsys_get(0, lp, RW, MAP_PRIVATE | LP_COPY_ON_FORK);
+	ASSERT_TRUE(LP_OK(heap));
+	lp_fill(LP_PTR(heap), lp, 0x9c00);
+	fill = lpsys_get(0, (F - 3) * lp, RW, MAP_PRIVATE);
+	ASSERT_TRUE(LP_OK(fill));
+	ASSERT_EQ(lp_nfree(), 2);
+	/* A head that neither mapping holds is free: poison the first. */
+	for (i = 0; i < s.nheads && !bad; i++) {
+		int held = lp_pfn_of(LP_PTR(heap)) == s.heads[i];
+
+		for (j = 0; j < F - 3 && !held; j++)
+			held = lp_pfn_of(LP_PTR(fill) + j * lp) == s.heads[i];
+		if (!held)
+			bad = s.heads[i];
+	}
+	ASSERT_NE(bad, 0);
+	poison(bad);
+	if (lp_peer_fork(&p) == 0) {
+		lp_fill(LP_PTR(heap), lp, 0x9d00);
+		lp_peer_send(&p, lp_pfn_of(LP_PTR(heap)));
+		EXPECT_TRUE(lp_check(LP_PTR(heap), lp, 0x9d00));
+		lp_peer_recv(&p);
+		CHILD_DONE();
+	}
+	ASSERT_GT(p.pid, 0);
+	child_pfn = lp_peer_recv(&p);
+	EXPECT_NE(child_pfn, 0);
+	EXPECT_NE(child_pfn, bad);
+	EXPECT_TRUE(!(pfn_flags(child_pfn) & KPF(KPF_HWPOISON)));
+	EXPECT_TRUE(lp_check(LP_PTR(heap), lp, 0x9c00));
+	lp_peer_send(&p, 0);
+	st = lp_peer_wait(&p);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	ASSERT_EQ(lpsys_free(fill), 0);
+	ASSERT_EQ(lpsys_free(heap), 0);
+	/* Still free if the copy never met it: a get of every page drops it. */
+	r = lpsys_get(0, lp_settle_nfree(T) * lp, RW, MAP_PRIVATE);
+	if (LP_OK(r))
+		ASSERT_EQ(lpsys_free(r), 0);
+	expect_counts(T - 1, T - 1);
+	expect_one_memerr(km);
 }
 
 /* Grow the pool back towards want pages; its size then. */
