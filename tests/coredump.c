@@ -12,6 +12,8 @@
  * kills itself with SIGABRT; the test reads the ELF core it left in /tmp.
  */
 #include <elf.h>
+#include <linux/largepage.h>
+#include <sys/prctl.h>
 #include "lp.h"
 
 #define CORE_PATTERN "/proc/sys/kernel/core_pattern"
@@ -25,8 +27,12 @@ enum { M_PRIVATE, M_SHARED, M_KEYED, NMAP };
 static const char *const map_name[NMAP] = { "private", "shared", "keyed" };
 static const uint32_t map_seed[NMAP] = { 0x7101aa01, 0x7102bb02, 0x7103cc03 };
 
-/* What the dumper does to its private mapping before dumping. */
-enum { ADV_NONE, ADV_DONTDUMP, ADV_DONTDUMP_DODUMP };
+/*
+ * What the dumper does to its private mapping before dumping; with
+ * ADV_HEAP_FORKED it is a heap (LP_COPY_ON_FORK) whose pages a child
+ * the dumper forked holds too while it dumps.
+ */
+enum { ADV_NONE, ADV_DONTDUMP, ADV_DONTDUMP_DODUMP, ADV_HEAP_FORKED };
 
 /* A test per row (TEST_TABLE), named by it. */
 struct dump_case {
@@ -101,7 +107,8 @@ static void dumper(const struct dump_case *c, int wfd)
 	char buf[64];
 	int i;
 
-	addr[M_PRIVATE] = lpsys_get(0, lp, RW, MAP_PRIVATE);
+	addr[M_PRIVATE] = lpsys_get(0, lp, RW, c->advice == ADV_HEAP_FORKED ?
+				    MAP_PRIVATE | LP_COPY_ON_FORK : MAP_PRIVATE);
 	if (!LP_OK(addr[M_PRIVATE]))
 		DUMPER_FAIL(10, "get_large_pages(MAP_PRIVATE)");
 	addr[M_SHARED] = lpsys_get(0, lp, RW, MAP_SHARED);
@@ -112,8 +119,22 @@ static void dumper(const struct dump_case *c, int wfd)
 		DUMPER_FAIL(12, "share_large_pages(IPC_CREAT)");
 	for (i = 0; i < NMAP; i++)
 		lp_fill(LP_PTR(addr[i]), lp, map_seed[i]);
+	if (c->advice == ADV_HEAP_FORKED) {
+		pid_t holder = fork();
 
-	if (c->advice != ADV_NONE &&
+		if (holder < 0)
+			DUMPER_FAIL(21, "fork");
+		if (holder == 0) {
+			/* Holds the heap's page until the dumper is gone. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
+			pause();
+			_exit(0);
+		}
+	}
+
+	if ((c->advice == ADV_DONTDUMP || c->advice == ADV_DONTDUMP_DODUMP) &&
 	    madvise(LP_PTR(addr[M_PRIVATE]), lp, MADV_DONTDUMP))
 		DUMPER_FAIL(13, "madvise(MADV_DONTDUMP)");
 	if (c->advice == ADV_DONTDUMP_DODUMP &&
@@ -350,6 +371,8 @@ static const struct dump_case dump_cases[] = {
 	  ADV_DONTDUMP },
 	{ "coredump_madv_dodump_puts_private_back", 0x73, 7106,
 	  ADV_DONTDUMP_DODUMP },
+	{ "coredump_forked_heap_is_private_and_dumped_whole", 0x33, 7107,
+	  ADV_HEAP_FORKED },
 };
 
 static void dump_case_row(const void *row)
