@@ -8,10 +8,11 @@
  *                      after the fork and see only their own writes.
  *                      Exit 0 when all held, and says whether the
  *                      blocks were in the large-page heap.
- *   heapfork cost MiB  fork() of a process holding a MiB copied segment,
- *                      from the pool and (the pool taken) into normal
- *                      pages, against one holding as much normal memory:
- *                      milliseconds, median of 9.
+ *   heapfork cost MiB  fork() of a process holding a MiB heap segment
+ *                      (LP_COPY_ON_FORK): shared until written, with the
+ *                      pool's pages reserved, and (the pool taken) copied
+ *                      into normal pages, against one holding as much
+ *                      normal memory: milliseconds, median of 9.
  */
 #include <asm/unistd_32.h>
 #include <errno.h>
@@ -214,7 +215,7 @@ static int cost(unsigned long mib)
 		return 1;
 	}
 	memset((void *)r, 1, len);
-	printf("%lu MiB copied segment, copy from the pool %.2f ms\n", mib,
+	printf("%lu MiB heap segment, shared until written %.2f ms\n", mib,
 	       fork_ms());
 	free_pages -= len / ps;
 	if (free_pages)
@@ -224,7 +225,7 @@ static int cost(unsigned long mib)
 		perror("get_large_pages (the rest of the pool)");
 		return 1;
 	}
-	printf("%lu MiB copied segment, copy into normal pages %.2f ms\n", mib,
+	printf("%lu MiB heap segment, copied into normal pages %.2f ms\n", mib,
 	       fork_ms());
 	if (rest)
 		syscall(__NR_free_large_pages, rest);
