@@ -59,28 +59,25 @@ static int heap_check(long r, int n, uint32_t seed)
 /* One field of the smaps entry that starts at addr, in kB, or -1. */
 static long smaps_kb(unsigned long addr, const char *field)
 {
-	char line[256], head[32];
+	static char buf[1 << 16];
+	unsigned long start, end;
+	char *line, *save = NULL;
 	long v = -1;
 	int in = 0;
-	FILE *f = fopen("/proc/self/smaps", "r");
 
-	if (!f)
+	if (read_text("/proc/self/smaps", buf, sizeof(buf)) <= 0)
 		return -1;
-	snprintf(head, sizeof(head), "%08lx-", addr);
-	while (fgets(line, sizeof(line), f)) {
-		if (strchr(line, '-') && strchr(line, ' ') &&
-		    strchr(line, '-') < strchr(line, ' ')) {
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
 			if (in)
 				break;
-			in = !strncmp(line, head, strlen(head));
-			continue;
-		}
-		if (in && !strncmp(line, field, strlen(field))) {
+			in = start == addr;
+		} else if (in && !strncmp(line, field, strlen(field))) {
 			sscanf(line + strlen(field), "%ld", &v);
 			break;
 		}
 	}
-	fclose(f);
 	return v;
 }
 
@@ -97,6 +94,21 @@ static uint64_t pagemap(const void *addr)
 		close(fd);
 	}
 	return e;
+}
+
+/*
+ * Let the peer child go and reap it (it must have passed), free the heap
+ * at r, and see the pool back at nfree free pages.
+ */
+static void peer_done(struct lp_peer *p, long r, long nfree)
+{
+	int st;
+
+	lp_peer_send(p, 0);
+	st = lp_peer_wait(p);
+	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	ASSERT_EQ(lpsys_free(r), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
 }
 
 #define PM_EXCLUSIVE(e) (((e) >> 56) & 1)
@@ -217,19 +229,10 @@ TEST(cow_exec_gives_the_reservation_back)
 TEST(cow_vfork_exec_reserves_nothing)
 {
 	long nfree = lp_nfree(), r;
-	pid_t pid;
-	int st;
 
 	r = heap_get(2, 0x4800);
 	ASSERT_TRUE(LP_OK(r));
-	pid = vfork();
-	if (pid == 0) {
-		execl("/bin/true", "true", (char *)NULL);
-		_exit(127);
-	}
-	ASSERT_GT(pid, 0);
-	ASSERT_EQ(waitpid(pid, &st, 0), pid);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_TRUE(true_in_child(1));
 	EXPECT_EQ(lp_nresv(), 0);
 	lp_fill(LP_PTR(r), 2 * lp_size(), 0x4900);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
@@ -563,7 +566,6 @@ TEST(cow_readonly_pin_of_a_shared_page_unshares_it)
 {
 	long nfree = lp_nfree(), r;
 	struct lp_peer p;
-	int st;
 
 	r = heap_get(1, 0x5500);
 	ASSERT_TRUE(LP_OK(r));
@@ -585,23 +587,20 @@ TEST(cow_readonly_pin_of_a_shared_page_unshares_it)
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	EXPECT_EQ(lp_nresv(), 0);
 	EXPECT_EQ(PM_EXCLUSIVE(pagemap(LP_PTR(r))), 1);
-	lp_peer_send(&p, 0);
-	st = lp_peer_wait(&p);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(lpsys_free(r), 0);
-	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	peer_done(&p, r, nfree);
 }
 
+/* A thread that waits on *word (0), shared (no FUTEX_PRIVATE_FLAG). */
 struct waiter {
+	long ret;		/* futex()'s: 0 when woken */
+	volatile pid_t tid;	/* its thread id, once it runs */
 	uint32_t *word;
-	volatile pid_t tid;
-	long ret;
 };
 
 static void *waiter_run(void *arg)
 {
-	struct waiter *w = arg;
 	struct timespec ts = { 5, 0 };
+	struct waiter *w = arg;
 
 	w->tid = syscall(SYS_gettid);
 	w->ret = syscall(SYS_futex, w->word, FUTEX_WAIT, 0, &ts, NULL, 0);
@@ -634,13 +633,12 @@ TEST(cow_futex_wait_survives_the_copy_of_its_page)
 {
 	long nfree = lp_nfree(), r;
 	struct lp_peer p;
-	int st;
 
 	r = lpsys_get(0, lp_size(), RW, COPY);
 	ASSERT_TRUE(LP_OK(r));
 	*(uint32_t *)LP_PTR(r) = 0;
 	if (lp_peer_fork(&p) == 0) {
-		struct waiter w = { (uint32_t *)LP_PTR(r), 0, -2 };
+		struct waiter w = { -2, 0, (uint32_t *)LP_PTR(r) };
 		pthread_t t;
 		long n = 0;
 		int i;
@@ -666,11 +664,7 @@ TEST(cow_futex_wait_survives_the_copy_of_its_page)
 	ASSERT_GT(p.pid, 0);
 	lp_peer_recv(&p);
 	EXPECT_EQ(*(uint32_t *)LP_PTR(r), 0);
-	lp_peer_send(&p, 0);
-	st = lp_peer_wait(&p);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
-	ASSERT_EQ(lpsys_free(r), 0);
-	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	peer_done(&p, r, nfree);
 }
 
 /*

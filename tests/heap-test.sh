@@ -17,14 +17,6 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 . "$(dirname "$0")/tap.sh"
-# settle N: wait (5 s at most) until N pages are free; prints the count.
-settle() {
-	for _ in $(seq 250); do
-		[ "$(nfree)" = "$1" ] && break
-		sleep 0.02
-	done
-	nfree
-}
 # field KEY FILE: KEY=VALUE of the first report line in FILE.
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" "$2" | head -1; }
 

@@ -88,14 +88,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# settle N: wait (5 s at most) until N pages are free; prints the count.
-settle() {
-	for _ in $(seq 250); do
-		[ "$(nfree)" = "$1" ] && break
-		sleep 0.02
-	done
-	nfree
-}
 # field KEY FILE: KEY=VALUE of lpwatch's line in FILE.
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" "$2" | head -1; }
 segs() { grep -vc '^ *key' /proc/sysvipc/shm; }

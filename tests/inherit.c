@@ -865,20 +865,11 @@ TEST(inherit_copy_child_execs_at_once)
 {
 	unsigned long len = 2 * lp_size();
 	long nfree = lp_nfree(), r;
-	pid_t pid;
-	int st;
 
 	r = lpsys_get(0, len, RW, COPY);
 	ASSERT_TRUE(LP_OK(r));
 	lp_fill(LP_PTR(r), len, 0x2202);
-	pid = fork();
-	if (pid == 0) {
-		execl("/bin/true", "true", (char *)NULL);
-		_exit(127);
-	}
-	ASSERT_GT(pid, 0);
-	ASSERT_EQ(waitpid(pid, &st, 0), pid);
-	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_TRUE(true_in_child(0));
 	/* The child's copy went back at exec. */
 	EXPECT_EQ(lp_settle_nfree(nfree - 2), nfree - 2);
 	EXPECT_TRUE(lp_check(LP_PTR(r), len, 0x2202));

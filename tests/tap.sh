@@ -63,3 +63,11 @@ tap_list() {
 mi() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 total() { mi LargePages_Total; }
 nfree() { mi LargePages_Free; }
+# settle N: wait (5 s at most) until N pages are free; prints the count.
+settle() {
+	for _ in $(seq 250); do
+		[ "$(nfree)" = "$1" ] && break
+		sleep 0.02
+	done
+	nfree
+}

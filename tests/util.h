@@ -564,6 +564,20 @@ static inline int child_ok(pid_t pid)
 	return WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
+/* /bin/true in a child made by fork() or vfork(): 1 if it exited 0. */
+static inline int true_in_child(int use_vfork)
+{
+	pid_t pid = use_vfork ? vfork() : fork();
+	int st;
+
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	       !WEXITSTATUS(st);
+}
+
 /* A forked child's end: its EXPECT failures become its exit status. */
 #define CHILD_DONE() _exit(harness_failed ? 1 : 0)
 
