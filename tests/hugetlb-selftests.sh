@@ -52,8 +52,10 @@ if [ "${1:-}" = -l ]; then
 	hugepage-shm: exits 0, read back what it wrote
 	hugepage-shm: took its pages from the pool
 	hugepage-shm: the pool whole after, the SysV segment removed
+	write_to_hugetlbfs -s BYTES -p /nonexistent -m 1 -r -w -l as root: holds its pages
 	write_to_hugetlbfs -m 1 -r -w -l: SIGINT exits 2; it held its pages to its exit
 	write_to_hugetlbfs -m 1 -r -w -l: the pool whole after
+	write_to_hugetlbfs -s BYTES -p /nonexistent -m 2 -w -l as root: holds its pages
 	write_to_hugetlbfs -m 2 -w -l: SIGINT detaches and removes, exits 2; it held its pages
 	write_to_hugetlbfs -m 2 -w -l: the pool whole after, the SysV segment removed
 	write_to_hugetlbfs -m 1 -r -o -n -w (MAP_POPULATE, MAP_NORESERVE): exits 0
@@ -62,6 +64,7 @@ if [ "${1:-}" = -l ]; then
 	map_hugetlb MB SHIFT as nobody: exits 0, read back what it wrote
 	map_hugetlb as nobody: took its pages from the pool
 	map_hugetlb as nobody: the pool whole after
+	write_to_hugetlbfs -s BYTES -p /nonexistent -m 2 -w -l as nobody: holds its pages
 	write_to_hugetlbfs -m 2 -w -l as nobody: SIGINT detaches and removes, exits 2; it held its pages
 	write_to_hugetlbfs -m 2 -w -l as nobody: the pool whole after, the SysV segment removed
 	EOF
