@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * lpctl ps [--json]: the processes that map large pages, and how many,
- * private, shared and keyed, from /proc/PID/status and smaps. A heap's
- * pages (get_large_pages(LP_COPY_ON_FORK)) are private while the process
- * holds them alone and shared while a process it forked holds them too.
+ * private, shared and keyed, from /proc/PID/status and smaps.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -38,7 +36,6 @@ struct ps_state {
 	struct lp_inode *inodes;
 	size_t ninodes;
 	unsigned long mapped;	/* pages, each segment once */
-	unsigned long heap_pss_kb;	/* heaps' pages, each once: their Pss */
 };
 
 /* The LargePages: kB of /proc/PID/status and its real uid; -1 if none. */
@@ -95,16 +92,12 @@ static void count_inode(struct ps_state *ps, unsigned long long ino,
 /*
  * Sort pid's [largepage] vmas from /proc/PID/smaps: private (VmFlags
  * dc: get_large_pages(MAP_PRIVATE)), keyed (its inode is a listed
- * segment's), a heap (Pss_Anon without dc: LP_COPY_ON_FORK; its pages
- * by Private_Dirty and Shared_Dirty, counted once through their Pss) or
- * shared (get_large_pages(MAP_SHARED)). -1 if unreadable.
+ * segment's) or shared (get_large_pages(MAP_SHARED)). -1 if unreadable.
  */
 static int proc_mappings(struct ps_state *ps, struct lp_proc *p)
 {
 	char path[64], line[512], name[256];
-	unsigned long start, end, pages = 0, kb;
-	unsigned long priv_kb = 0, shared_kb = 0, pss_kb = 0, anon_kb = 0;
-	unsigned long psize_kb = ps->psize > 0 ? ps->psize / 1024 : 1;
+	unsigned long start, end, pages = 0;
 	unsigned long long ino = 0;
 	int ours = 0, fields;
 	FILE *f;
@@ -121,34 +114,17 @@ static int proc_mappings(struct ps_state *ps, struct lp_proc *p)
 		if (fields >= 3) {
 			ours = !strcmp(name, "[largepage]");
 			pages = ps->psize > 0 ? (end - start) / ps->psize : 0;
-			priv_kb = shared_kb = pss_kb = anon_kb = 0;
 			continue;
 		}
-		if (!ours)
-			continue;
-		if (sscanf(line, "Private_Dirty: %lu kB", &kb) == 1)
-			priv_kb = kb;
-		else if (sscanf(line, "Shared_Dirty: %lu kB", &kb) == 1)
-			shared_kb = kb;
-		else if (sscanf(line, "Pss: %lu kB", &kb) == 1)
-			pss_kb = kb;
-		else if (sscanf(line, "Pss_Anon: %lu kB", &kb) == 1)
-			anon_kb = kb;
-		if (strncmp(line, "VmFlags:", 8))
+		if (!ours || strncmp(line, "VmFlags:", 8))
 			continue;
 		ours = 0;
-		if (strstr(line, " dc")) {
+		if (strstr(line, " dc"))
 			p->private_pages += pages;
-		} else if (keyed_ino(ps, ino)) {
+		else if (keyed_ino(ps, ino))
 			p->keyed_pages += pages;
-		} else if (anon_kb) {
-			p->private_pages += priv_kb / psize_kb;
-			p->shared_pages += shared_kb / psize_kb;
-			ps->heap_pss_kb += pss_kb;
-			continue;
-		} else {
+		else
 			p->shared_pages += pages;
-		}
 		count_inode(ps, ino, pages);
 	}
 	fclose(f);
@@ -276,9 +252,6 @@ int cmd_ps(int argc, char **argv)
 		say("cannot read /proc: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
-	/* Each heap page once: the sum of its holders' shares of it. */
-	if (ps.psize > 0)
-		ps.mapped += (ps.heap_pss_kb + ps.psize / 2048) / (ps.psize / 1024);
 	out_start(json);
 	out_object(NULL);
 	print_procs(&ps, procs, n, total - nfree);
