@@ -12,14 +12,12 @@
  *                      pages); the child then exits
  * Each value is the mean of FORKS forks.
  */
+#include <linux/largepage.h>
 #include "bench.h"
 
 #define FORKS 8
 #define REGION (128 * MiB)
 #define WRITTEN (16 * MiB)
-#ifndef LP_COPY_ON_FORK
-#define LP_COPY_ON_FORK 0x1000
-#endif
 
 enum { K_NORMAL, K_HEAP };
 static const char *const kind_name[] = { "normal", "heap" };
