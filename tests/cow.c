@@ -23,6 +23,24 @@ static long lp_nresv(void)
 	return read_long("/sys/kernel/mm/largepage/reserved_pages");
 }
 
+/*
+ * stat's count of what heaps' forks did since boot, by name: fork_shared,
+ * fork_copied, fork_copied_normal, cow_copied, cow_reused; -1 if absent.
+ */
+static long lp_event(const char *name)
+{
+	FILE *f = fopen("/sys/kernel/mm/largepage/stat", "r");
+	char key[32];
+	long v, got = -1;
+
+	while (f && fscanf(f, "%31s %ld", key, &v) == 2)
+		if (!strcmp(key, name))
+			got = v;
+	if (f)
+		fclose(f);
+	return got;
+}
+
 /* Page i of the heap at r (the large page's base). */
 static char *heap_page(long r, int i)
 {
@@ -124,13 +142,16 @@ static void peer_done(struct lp_peer *p, long r, long nfree)
  */
 TEST(cow_fork_takes_no_page_and_reserves_one_a_page)
 {
-	long nfree = lp_nfree(), r;
+	long nfree = lp_nfree(), r, shared, reused;
 	struct lp_peer p;
 	int st;
 
 	r = heap_get(4, 0x4100);
 	ASSERT_TRUE(LP_OK(r));
 	ASSERT_EQ(lp_nresv(), 0);
+	shared = lp_event("fork_shared");
+	reused = lp_event("cow_reused");
+	ASSERT_GE(shared, 0);
 	if (lp_peer_fork(&p) == 0) {
 		EXPECT_TRUE(heap_check(r, 4, 0x4100));
 		EXPECT_EQ(status_kb(0, "LargePages:"), (long)(4 * lp_size() >> 10));
@@ -142,6 +163,7 @@ TEST(cow_fork_takes_no_page_and_reserves_one_a_page)
 	lp_peer_recv(&p);
 	EXPECT_EQ(lp_nfree(), nfree - 4);
 	EXPECT_EQ(lp_nresv(), 4);
+	EXPECT_EQ(lp_event("fork_shared"), shared + 4);
 	lp_peer_send(&p, 0);
 	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
@@ -149,6 +171,7 @@ TEST(cow_fork_takes_no_page_and_reserves_one_a_page)
 	EXPECT_EQ(lp_nfree(), nfree - 4);
 	lp_fill(LP_PTR(r), 4 * lp_size(), 0x4200);
 	EXPECT_EQ(lp_nfree(), nfree - 4);
+	EXPECT_EQ(lp_event("cow_reused"), reused + 4);
 	EXPECT_TRUE(lp_check(LP_PTR(r), 4 * lp_size(), 0x4200));
 	ASSERT_EQ(lpsys_free(r), 0);
 	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
@@ -161,13 +184,16 @@ TEST(cow_fork_takes_no_page_and_reserves_one_a_page)
  */
 TEST(cow_first_write_copies_one_page_for_the_writer)
 {
-	long nfree = lp_nfree(), base, r;
+	long nfree = lp_nfree(), base, r, copied, reused;
 	struct lp_peer p;
 	int st;
 
 	r = heap_get(4, 0x4300);
 	ASSERT_TRUE(LP_OK(r));
 	base = nfree - 4;
+	copied = lp_event("cow_copied");
+	reused = lp_event("cow_reused");
+	ASSERT_GE(copied, 0);
 	if (lp_peer_fork(&p) == 0) {
 		lp_fill(heap_page(r, 0), lp_size(), 0x4400);
 		lp_peer_send(&p, 0);
@@ -181,15 +207,18 @@ TEST(cow_first_write_copies_one_page_for_the_writer)
 	lp_peer_recv(&p);
 	EXPECT_EQ(lp_nfree(), base - 1);
 	EXPECT_EQ(lp_nresv(), 3);
+	EXPECT_EQ(lp_event("cow_copied"), copied + 1);
 	EXPECT_TRUE(heap_check(r, 4, 0x4300));
 	/* Page 0 is the parent's alone now: no copy. */
 	lp_fill(heap_page(r, 0), lp_size(), 0x4500);
 	EXPECT_EQ(lp_nfree(), base - 1);
 	EXPECT_EQ(lp_nresv(), 3);
+	EXPECT_EQ(lp_event("cow_reused"), reused + 1);
 	/* Page 1 is still shared: a copy, from the reservation. */
 	lp_fill(heap_page(r, 1), lp_size(), 0x4501);
 	EXPECT_EQ(lp_nfree(), base - 2);
 	EXPECT_EQ(lp_nresv(), 2);
+	EXPECT_EQ(lp_event("cow_copied"), copied + 2);
 	lp_peer_send(&p, 0);
 	st = lp_peer_wait(&p);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
@@ -206,12 +235,13 @@ TEST(cow_first_write_copies_one_page_for_the_writer)
 /* A child that execs at once gives its reservation back, and copies nothing. */
 TEST(cow_exec_gives_the_reservation_back)
 {
-	long nfree = lp_nfree(), r;
+	long nfree = lp_nfree(), r, copied;
 	pid_t pid;
 	int st;
 
 	r = heap_get(2, 0x4600);
 	ASSERT_TRUE(LP_OK(r));
+	copied = lp_event("cow_copied");
 	pid = fork();
 	if (pid == 0) {
 		execl("/bin/sleep", "sleep", "1", (char *)NULL);
@@ -222,6 +252,7 @@ TEST(cow_exec_gives_the_reservation_back)
 	EXPECT_EQ(lp_nfree(), nfree - 2);
 	lp_fill(LP_PTR(r), 2 * lp_size(), 0x4700);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
+	EXPECT_EQ(lp_event("cow_copied"), copied);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
 	ASSERT_EQ(lpsys_free(r), 0);
@@ -525,9 +556,11 @@ TEST(cow_referenced_page_is_copied_for_the_child_at_fork)
 	struct iovec iov;
 	uint64_t pfn;
 	int fds[2], st;
+	long copied;
 
 	r = heap_get(2, 0x5300);
 	ASSERT_TRUE(LP_OK(r));
+	copied = lp_event("fork_copied");
 	pfn = PM_PFN(pagemap(heap_page(r, 0)));
 	ASSERT_NE(pfn, 0);
 	ASSERT_EQ(pipe(fds), 0);
@@ -545,6 +578,7 @@ TEST(cow_referenced_page_is_copied_for_the_child_at_fork)
 	/* Page 0 copied for the child now; page 1 shared, one reserved. */
 	EXPECT_EQ(lp_nfree(), nfree - 3);
 	EXPECT_EQ(lp_nresv(), 1);
+	EXPECT_EQ(lp_event("fork_copied"), copied + 1);
 	/* The parent's page 0 stayed its own, writable: no copy. */
 	lp_fill(heap_page(r, 0), lp, 0x5400);
 	EXPECT_EQ(PM_PFN(pagemap(heap_page(r, 0))), pfn);
@@ -677,7 +711,7 @@ TEST(cow_futex_wait_survives_the_copy_of_its_page)
  */
 TEST(cow_memlock_full_at_fork_gives_normal_pages)
 {
-	long nfree = lp_nfree();
+	long nfree = lp_nfree(), normal = lp_event("fork_copied_normal");
 	pid_t pid = fork();
 	int st;
 
@@ -707,6 +741,7 @@ TEST(cow_memlock_full_at_fork_gives_normal_pages)
 	ASSERT_GT(pid, 0);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	EXPECT_TRUE(CHILD_EXITED(st, 0));
+	EXPECT_EQ(lp_event("fork_copied_normal"), normal + 1);
 	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
 }
 

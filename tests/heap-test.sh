@@ -183,6 +183,19 @@ check "an exec'd child's environment has no LARGEPAGE_HEAP" \
 check "exec'd children: every page back at exit" \
 	is free "$(settle "$before")" "$before"
 
+# bash has its own getenv() and unsetenv(), which the preload's calls
+# reach: its children too must find no LARGEPAGE_HEAP.
+before=$(nfree)
+"$LPCTL" run --heap=32M -- bash -c \
+	'awk "\$1 == \"LargePages_Free:\" { print \$2 }" /proc/meminfo; env' \
+	>"$tmp/out" 2>"$tmp/err"
+check "bash: an exec'd child takes no region of its own (pool: the shell's only)" \
+	is free "$(head -1 "$tmp/out")" "$((before - (32 << 20) / ps))"
+check "bash: an exec'd child's environment has no LARGEPAGE_HEAP" \
+	is count "$(grep -c '^LARGEPAGE_HEAP=' "$tmp/out")" 0
+check "bash's exec'd children: every page back at exit" \
+	is free "$(settle "$before")" "$before"
+
 # ------------------------------------------------------------ refusals
 "$LPCTL" run --heap=3X -- true >"$tmp/out" 2>"$tmp/err"
 check "--heap=3X: usage error (exit 2)" is rc $? 2

@@ -13,10 +13,15 @@
  *                      pool's pages reserved, and (the pool taken) copied
  *                      into normal pages, against one holding as much
  *                      normal memory: milliseconds, median of 9.
+ *   heapfork hold N W    a heap segment of N large pages, written, then
+ *                      fork(): the child writes (copies) the first W,
+ *                      both print "holding PID" and hold until SIGTERM
+ *                      (lpctl-test.sh's lpctl ps of a forked heap).
  */
 #include <asm/unistd_32.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,12 +238,62 @@ static int cost(unsigned long mib)
 	return 0;
 }
 
+static void on_term(int sig)
+{
+	(void)sig;
+}
+
+/* Hold a heap of n pages, its first w copied by a forked child. */
+static int hold(unsigned long n, unsigned long w)
+{
+	long lp = 0, r;
+	char line[128];
+	int ready[2], st;
+	FILE *f = fopen("/proc/meminfo", "r");
+	pid_t pid;
+	char c;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "LargePageSize: %ld", &lp) == 1)
+			lp <<= 10;
+	if (f)
+		fclose(f);
+	r = syscall(__NR_get_large_pages, 0, n * lp, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | LP_COPY_ON_FORK);
+	if (!lp || w > n || r == -1 || pipe(ready)) {
+		perror("hold: get_large_pages");
+		return 1;
+	}
+	memset((void *)r, 1, n * lp);
+	signal(SIGTERM, on_term);
+	pid = fork();
+	if (pid == 0) {
+		memset((void *)r, 2, w * lp);
+		printf("holding %d\n", getpid());
+		fflush(stdout);
+		close(ready[1]);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	if (pid < 0 || read(ready[0], &c, 1) != 0)
+		return 1;
+	printf("holding %d\n", getpid());
+	fflush(stdout);
+	pause();
+	kill(pid, SIGTERM);
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "threads"))
 		return threads();
 	if (argc == 3 && !strcmp(argv[1], "cost"))
 		return cost(strtoul(argv[2], NULL, 10));
-	fprintf(stderr, "usage: heapfork threads | cost MIB\n");
+	if (argc == 4 && !strcmp(argv[1], "hold"))
+		return hold(strtoul(argv[2], NULL, 10),
+			    strtoul(argv[3], NULL, 10));
+	fprintf(stderr, "usage: heapfork threads | cost MIB | hold N W\n");
 	return 2;
 }

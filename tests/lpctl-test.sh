@@ -13,6 +13,7 @@ SEGMENTS=/proc/largepage_segments
 LPSYS=/sys/kernel/mm/largepage
 # A strict JSON parser (tests/jsonget.c): --json output is parsed, not grepped.
 JSONGET=${JSONGET:-$(dirname "$0")/jsonget}
+HEAPFORK=${HEAPFORK:-$(dirname "$0")/heapfork}
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 # The bash completion and the man page, from the build or a package.
 COMPLETION=${COMPLETION:-/usr/share/bash-completion/completions/lpctl}
@@ -353,9 +354,9 @@ if wait_for "$tmp/holdp" '^holding' && wait_for "$tmp/holds" '^holding'; then
 	check "ps --json: in_use is meminfo's, complete as root" \
 		is "in_use complete" "$(json in_use complete | tr '\n' ' ')" "$(($(total) - $(nfree))) true "
 	expect "ps: exit 0, a row for the private holder" 0 \
-		"^ *$hp +root +2 +0 +0 lpctl$" ps
+		"^ *$hp +root +2 +0 +0 +0 +0 lpctl$" ps
 	check "ps: a shared segment counted once" \
-		grep -qx "Mapped: *$(($(total) - $(nfree))) pages (a shared segment counted once)" "$tmp/out"
+		grep -qx "Mapped: *$(($(total) - $(nfree))) pages (each counted once, however many map it)" "$tmp/out"
 else
 	for t in "ps --json: exit 0" "ps --json: lists the private holder, 2 private pages" \
 		 "ps --json: lists the shared holder, 1 shared page" \
@@ -370,6 +371,42 @@ else
 fi
 stop_holder $hp
 stop_holder $hs
+
+# ps of a forked heap (LP_COPY_ON_FORK): 4 pages, of which the child
+# wrote (copied) 1. Each has 1 page of its own and 3 shared, which
+# count once: the pool holds 5 pages for both, and 3 are reserved.
+"$HEAPFORK" hold 4 1 >"$tmp/holdh" 2>&1 &
+hh=$!
+holders="$holders $hh"
+if wait_for "$tmp/holdh" "^holding $hh\$"; then
+	hc=$(grep '^holding' "$tmp/holdh" | head -1 | cut -d' ' -f2)
+	expect "ps --json of a forked heap: exit 0" 0 "" ps --json
+	ip=$(row $hh) ic=$(row $hc)
+	check "ps --json: a forked heap's parent, 1 page its own and 3 shared" \
+		is "private shared keyed heap heap_shared" \
+		"$(json processes.$ip.private processes.$ip.shared processes.$ip.keyed processes.$ip.heap processes.$ip.heap_shared | tr '\n' ' ')" "0 0 0 1 3 "
+	check "ps --json: its child, 1 page its own (the copy) and 3 shared" \
+		is "private shared keyed heap heap_shared" \
+		"$(json processes.$ic.private processes.$ic.shared processes.$ic.keyed processes.$ic.heap processes.$ic.heap_shared | tr '\n' ' ')" "0 0 0 1 3 "
+	check "ps --json: a forked heap's shared pages counted once" \
+		is "mapped in_use" "$(json mapped in_use | tr '\n' ' ')" \
+		"$(($(total) - $(nfree))) $(($(total) - $(nfree))) "
+	expect "status: the 3 pages reserved for the heap's copies" 0 \
+		"^Free, reserved: +3 pages " status
+	expect "ps: a row for the forked heap's child" 0 \
+		"^ *$hc +root +0 +0 +0 +1 +3 heapfork$" ps
+else
+	for t in "ps --json of a forked heap: exit 0" \
+		 "ps --json: a forked heap's parent, 1 page its own and 3 shared" \
+		 "ps --json: its child, 1 page its own (the copy) and 3 shared" \
+		 "ps --json: a forked heap's shared pages counted once" \
+		 "status: the 3 pages reserved for the heap's copies" \
+		 "ps: a row for the forked heap's child"; do
+		not_ok "$t"
+	done
+	diag "$tmp/holdh"
+fi
+stop_holder $hh
 expect "ps with an argument: exit 2" 2 "no arguments but --json" ps 5
 
 # A command name that is not UTF-8 (an exec through a symlink named

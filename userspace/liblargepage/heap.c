@@ -259,6 +259,29 @@ __attribute__((destructor)) static void heap_report(void)
 }
 
 /*
+ * Take NAME out of environ, in place, as glibc's unsetenv() does. Not
+ * unsetenv() itself: a program may define its own, which the call would
+ * reach, and bash's acts on its shell variables, made in main(), not on
+ * environ: under bash every program it ran took a heap of its own.
+ */
+static void env_drop(const char *name)
+{
+	size_t len = strlen(name);
+	char **ep = environ, **dp;
+
+	while (ep && *ep) {
+		if (strncmp(*ep, name, len) || (*ep)[len] != '=') {
+			ep++;
+			continue;
+		}
+		dp = ep;
+		do
+			dp[0] = dp[1];
+		while (*dp++);
+	}
+}
+
+/*
  * Called by the preload's constructor, before the program has threads.
  * Every failure leaves the program running on mimalloc's normal pages,
  * with one warning.
@@ -275,7 +298,7 @@ LP_HIDDEN void lp_heap_init(void)
 		return;
 	len = parse_size(v);
 	if (!(ex && *ex && strcmp(ex, "0")))
-		unsetenv(HEAP_ENV);
+		env_drop(HEAP_ENV);
 	if (!len) {
 		say("liblargepage: " HEAP_ENV "=%s: not a size, no heap\n", v);
 		return;

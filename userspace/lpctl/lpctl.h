@@ -96,6 +96,7 @@ int find_segment(int key, struct segment *out);
  */
 struct pool_stat {
 	long total, free, free_zeroed, free_unzeroed, lowmem;
+	long reserved;		/* of free: for the copies a heap's fork may need */
 };
 
 int pool_stat(struct pool_stat *st);

@@ -85,7 +85,7 @@ int pool_stat(struct pool_stat *st)
 	FILE *f;
 
 	st->total = st->free = st->free_zeroed = st->free_unzeroed = -1;
-	st->lowmem = -1;
+	st->lowmem = st->reserved = -1;
 	f = fopen("/sys/kernel/mm/largepage/stat", "re");
 	if (!f)
 		return -1;
@@ -100,6 +100,8 @@ int pool_stat(struct pool_stat *st)
 			st->free_unzeroed = v;
 		else if (!strcmp(name, "lowmem"))
 			st->lowmem = v;
+		else if (!strcmp(name, "reserved"))
+			st->reserved = v;
 	}
 	fclose(f);
 	return st->total >= 0 && st->free >= 0 ? 0 : -1;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * lpctl ps [--json]: the processes that map large pages, and how many,
- * private, shared and keyed, from /proc/PID/status and smaps.
+ * private, shared, keyed and heap (its own pages, and those it shares
+ * with a process it forked or was forked from, until one writes them),
+ * from /proc/PID/status and smaps.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -19,6 +21,7 @@ struct lp_proc {
 	unsigned int uid;
 	char comm[64];
 	unsigned long private_pages, shared_pages, keyed_pages;
+	unsigned long heap_pages, cow_pages;	/* a heap's own, and shared */
 	int unreadable;		/* its smaps is not ours to read */
 	long status_kb;		/* its LargePages: line */
 };
@@ -36,6 +39,7 @@ struct ps_state {
 	struct lp_inode *inodes;
 	size_t ninodes;
 	unsigned long mapped;	/* pages, each segment once */
+	unsigned long long cow_pss_kb;	/* heaps' shared pages, by Pss */
 };
 
 /* The LargePages: kB of /proc/PID/status and its real uid; -1 if none. */
@@ -90,15 +94,21 @@ static void count_inode(struct ps_state *ps, unsigned long long ino,
 }
 
 /*
- * Sort pid's [largepage] vmas from /proc/PID/smaps: private (VmFlags
- * dc: get_large_pages(MAP_PRIVATE)), keyed (its inode is a listed
- * segment's) or shared (get_large_pages(MAP_SHARED)). -1 if unreadable.
+ * Sort pid's [largepage] vmas from /proc/PID/smaps: private (VmFlags dc:
+ * get_large_pages(MAP_PRIVATE), not inherited), a heap (LP_COPY_ON_FORK:
+ * no dc, but its pages are Anonymous, as a private mapping's are), or
+ * else keyed (its inode is a listed segment's) or shared
+ * (get_large_pages(MAP_SHARED)). A heap's Private_Dirty pages are its own,
+ * its Shared_Dirty ones are shared since fork() with the processes that
+ * hold them too, each counted in mapped by its share of Pss, so that a
+ * page counts once. -1 if unreadable.
  */
 static int proc_mappings(struct ps_state *ps, struct lp_proc *p)
 {
 	char path[64], line[512], name[256];
-	unsigned long start, end, pages = 0;
-	unsigned long long ino = 0;
+	unsigned long start, end, pages = 0, kb;
+	unsigned long long ino = 0, pss = 0, priv = 0, shr = 0, anon = 0;
+	unsigned long long psize_kb = ps->psize / 1024;
 	int ours = 0, fields;
 	FILE *f;
 
@@ -114,17 +124,35 @@ static int proc_mappings(struct ps_state *ps, struct lp_proc *p)
 		if (fields >= 3) {
 			ours = !strcmp(name, "[largepage]");
 			pages = ps->psize > 0 ? (end - start) / ps->psize : 0;
+			pss = priv = shr = anon = 0;
 			continue;
 		}
-		if (!ours || strncmp(line, "VmFlags:", 8))
+		if (!ours)
+			continue;
+		if (sscanf(line, "Pss: %lu kB", &kb) == 1)
+			pss = kb;
+		else if (sscanf(line, "Private_Dirty: %lu kB", &kb) == 1)
+			priv = kb;
+		else if (sscanf(line, "Shared_Dirty: %lu kB", &kb) == 1)
+			shr = kb;
+		else if (sscanf(line, "Anonymous: %lu kB", &kb) == 1)
+			anon = kb;
+		if (strncmp(line, "VmFlags:", 8))
 			continue;
 		ours = 0;
-		if (strstr(line, " dc"))
+		if (strstr(line, " dc")) {
 			p->private_pages += pages;
-		else if (keyed_ino(ps, ino))
+		} else if (anon && psize_kb) {
+			p->heap_pages += priv / psize_kb;
+			p->cow_pages += shr / psize_kb;
+			ps->mapped += priv / psize_kb;
+			ps->cow_pss_kb += pss > priv ? pss - priv : 0;
+			continue;
+		} else if (keyed_ino(ps, ino)) {
 			p->keyed_pages += pages;
-		else
+		} else {
 			p->shared_pages += pages;
+		}
 		count_inode(ps, ino, pages);
 	}
 	fclose(f);
@@ -194,12 +222,14 @@ static void print_proc(const struct lp_proc *p, long psize)
 	out_str("command", NULL, p->comm);
 	out_long("pages", NULL, pages);
 	if (p->unreadable) {
-		out_text(" %8s %8s %8s %s (%lld pages)\n", "?", "?", "?",
-			 p->comm, pages);
+		out_text(" %8s %8s %8s %8s %8s %s (%lld pages)\n", "?", "?",
+			 "?", "?", "?", p->comm, pages);
 	} else {
 		out_long("private", " %8lld", p->private_pages);
 		out_long("shared", " %8lld", p->shared_pages);
 		out_long("keyed", " %8lld", p->keyed_pages);
+		out_long("heap", " %8lld", p->heap_pages);
+		out_long("heap_shared", " %8lld", p->cow_pages);
 		out_text(" %s\n", p->comm);
 	}
 	out_end();
@@ -213,13 +243,13 @@ static void print_procs(const struct ps_state *ps, const struct lp_proc *procs,
 	for (i = 0; i < n; i++)
 		unreadable += procs[i].unreadable;
 	out_long("page_size", NULL, ps->psize);
-	out_text("%7s %-10s %8s %8s %8s %s\n", "PID", "USER", "PRIVATE",
-		 "SHARED", "KEYED", "COMMAND");
+	out_text("%7s %-10s %8s %8s %8s %8s %8s %s\n", "PID", "USER",
+		 "PRIVATE", "SHARED", "KEYED", "HEAP", "HEAP-COW", "COMMAND");
 	out_array("processes");
 	for (i = 0; i < n; i++)
 		print_proc(&procs[i], ps->psize);
 	out_end();
-	out_long("mapped", "Mapped:          %lld pages (a shared segment counted once)\n",
+	out_long("mapped", "Mapped:          %lld pages (each counted once, however many map it)\n",
 		 ps->mapped);
 	out_long("in_use", "Pool in use:     %lld pages\n", in_use);
 	out_bool("complete", NULL, !unreadable);
@@ -252,6 +282,8 @@ int cmd_ps(int argc, char **argv)
 		say("cannot read /proc: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
+	/* Each holder's share of a page, summed: the page, to rounding. */
+	ps.mapped += (ps.cow_pss_kb + ps.psize / 2048) / (ps.psize / 1024);
 	out_start(json);
 	out_object(NULL);
 	print_procs(&ps, procs, n, total - nfree);

@@ -131,6 +131,10 @@ static void print_pool(long psize, long total, long nfree,
 			 "Free, to zero:   %lld pages (largepage_zerod is on them)\n" :
 			 "Free, to zero:   %lld pages\n", st->free_unzeroed);
 	}
+	/* A kernel with copy-on-write heaps: free pages no get may take. */
+	if (have_stat && st->reserved >= 0)
+		out_long("reserved", "Free, reserved:  %lld pages (for the copies a heap's fork may need)\n",
+			 st->reserved);
 	out_long(NULL, "Pool in use:     %lld pages", total - nfree);
 	out_size(NULL, " (%s)\n", (total - nfree) * bytes);
 	if (have_stat && st->lowmem >= 0)
