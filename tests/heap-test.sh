@@ -180,6 +180,8 @@ check "an exec'd child takes no region of its own (pool: the shell's only)" \
 	is free "$(head -1 "$tmp/out")" "$((before - (32 << 20) / ps))"
 check "an exec'd child's environment has no LARGEPAGE_HEAP" \
 	is count "$(grep -c '^LARGEPAGE_HEAP=' "$tmp/out")" 0
+check "an exec'd child's LD_PRELOAD: liblargepage, no mimalloc" \
+	is LD_PRELOAD "$(grep '^LD_PRELOAD=' "$tmp/out" | sed 's|.*/||')" liblargepage.so.1
 check "exec'd children: every page back at exit" \
 	is free "$(settle "$before")" "$before"
 
@@ -193,7 +195,21 @@ check "bash: an exec'd child takes no region of its own (pool: the shell's only)
 	is free "$(head -1 "$tmp/out")" "$((before - (32 << 20) / ps))"
 check "bash: an exec'd child's environment has no LARGEPAGE_HEAP" \
 	is count "$(grep -c '^LARGEPAGE_HEAP=' "$tmp/out")" 0
+check "bash: an exec'd child's LD_PRELOAD: liblargepage, no mimalloc" \
+	is LD_PRELOAD "$(grep '^LD_PRELOAD=' "$tmp/out" | sed 's|.*/||')" liblargepage.so.1
 check "bash's exec'd children: every page back at exit" \
+	is free "$(settle "$before")" "$before"
+
+# LARGEPAGE_HEAP_EXEC=1: the exec'd child keeps both, and its own heap.
+before=$(nfree)
+LARGEPAGE_HEAP_EXEC=1 "$LPCTL" run --heap=32M -- sh -c \
+	'awk "\$1 == \"LargePages_Free:\" { print \$2 }" /proc/meminfo; env' \
+	>"$tmp/out" 2>"$tmp/err"
+check "LARGEPAGE_HEAP_EXEC=1: an exec'd child takes a region of its own" \
+	is free "$(head -1 "$tmp/out")" "$((before - 2 * (32 << 20) / ps))"
+check "LARGEPAGE_HEAP_EXEC=1: an exec'd child keeps mimalloc preloaded" \
+	grep -q '^LD_PRELOAD=.*libmimalloc\.so\.2' "$tmp/out"
+check "LARGEPAGE_HEAP_EXEC=1: every page back at exit" \
 	is free "$(settle "$before")" "$before"
 
 # ------------------------------------------------------------ refusals
