@@ -1481,15 +1481,17 @@ static void fork_step(void)
 {
 	int i;
 
-	switch (rnd(9)) {
+	switch (rnd(11)) {
 	case 0:
-	case 1: child_write(); break;
-	case 2:
-	case 3: parent_write(); break;
-	case 4: child_check(); break;
-	case 5: W.opname = "a check by the parent"; op_check(); break;
-	case 6: W.opname = "pool resize, the child alive"; op_resize(); break;
-	case 7: probe(); break;
+	case 1:
+	case 2: child_write(); break;
+	case 3:
+	case 4: parent_write(); break;
+	case 5:
+	case 6: child_check(); break;
+	case 7: W.opname = "a check by the parent"; op_check(); break;
+	case 8: W.opname = "pool resize, the child alive"; op_resize(); break;
+	case 9: probe(); break;
 	default:
 		W.opname = "the parent frees a heap, the child alive";
 		i = pick_heap();
@@ -1603,7 +1605,9 @@ static void op_fork(void)
 	}
 	W.n[N_FORK]++;
 	check_state("fork");
-	n = 1 + rnd(6);
+	if (rnd(2))
+		child_write();	/* the common case: the child writes */
+	n = rnd(6);
 	for (i = 0; i < n && W.mismatches < MAX_MISMATCHES; i++)
 		fork_step();
 	fork_end();
