@@ -1420,15 +1420,23 @@ static struct cheap *sharer_of(const struct map *m)
 	return NULL;
 }
 
-/* A readable heap of the parent's: its index, or -1. */
+/* A readable heap of the parent's, mostly one still shared: or -1. */
 static int pick_heap(void)
 {
-	int idx[MAXMAPS], n = 0, i;
+	int all[MAXMAPS], sh[MAXMAPS], n = 0, nsh = 0, i;
+	struct cheap *c;
 
-	for (i = 0; i < W.nmaps; i++)
-		if (W.maps[i].heap && (W.maps[i].prot & PROT_READ))
-			idx[n++] = i;
-	return n ? idx[rnd(n)] : -1;
+	for (i = 0; i < W.nmaps; i++) {
+		if (!W.maps[i].heap || !(W.maps[i].prot & PROT_READ))
+			continue;
+		all[n++] = i;
+		c = sharer_of(&W.maps[i]);
+		if (c && c->shared)
+			sh[nsh++] = i;
+	}
+	if (nsh && rnd(4))
+		return sh[rnd(nsh)];
+	return n ? all[rnd(n)] : -1;
 }
 
 /* The parent writes a page of a heap: the child never sees it. */
@@ -1552,25 +1560,33 @@ static void fork_end(void)
  * child's exit or exec, the pool, the reservations, both sides'
  * LargePages:, the charges and the data are the model's.
  */
+/* The pages of the parent's heaps. */
+static long heap_pages(void)
+{
+	long n = 0;
+	int i;
+
+	for (i = 0; i < W.nmaps; i++)
+		n += W.maps[i].heap ? W.maps[i].pages : 0;
+	return n;
+}
+
 /*
  * Before a fork, mostly: a heap (a get), and room under the limit for
- * the heaps' reservations (other mappings freed), so that most forks
- * share and some fall back.
+ * the heaps' reservations (other mappings freed, then heaps but one),
+ * so that most forks share and some fall back.
  */
 static void fork_prepare(void)
 {
-	long need = 0;
-	int i, idx[MAXMAPS], n;
+	int i, idx[MAXMAPS], n, heaps = rnd(2);
 
-	for (i = 0; i < W.nmaps; i++)
-		need += W.maps[i].heap ? W.maps[i].pages : 0;
-	if (!need && W.nmaps < MAXMAPS && rnd(4))
+	if (!heap_pages() && W.nmaps < MAXMAPS && rnd(4))
 		op_get(1);
-	for (i = 0, need = 0; i < W.nmaps; i++)
-		need += W.maps[i].heap ? W.maps[i].pages : 0;
-	while (rnd(2) && need && W.charge + need > LIMIT) {
+	if (!rnd(4))
+		return;
+	while (heap_pages() && W.charge + heap_pages() > LIMIT) {
 		for (i = 0, n = 0; i < W.nmaps; i++)
-			if (!W.maps[i].heap)
+			if (!W.maps[i].heap || (heaps && W.charge > LIMIT / 2))
 				idx[n++] = i;
 		if (!n || !release(idx[rnd(n)], rnd(2)))
 			break;
