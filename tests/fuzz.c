@@ -1087,22 +1087,26 @@ static void child_main(uint32_t mark, int sync[2])
  * The parent's side of child_heaps(): once the child has checked what
  * it inherited, rewrite the heaps (a copy of each page the child still
  * shares, or a write in place where the fork copied into normal pages).
- * The child may have exited or exec'd instead: EOF.
+ * The child may have exited or exec'd at once instead (EOF): 0.
  */
-static void parent_heaps(int sync[2])
+static int parent_heaps(int sync[2])
 {
+	int full = 1;
 	char c;
 
 	if (sync[0] < 0)
-		return;
+		return 1;
 	if (read(sync[0], &c, 1) == 1) {
 		heaps_rewrite();
 		if (write(sync[1], &c, 1) != 1)
 			failf("the fork child does not take its answer: %s",
 			      strerror(errno));
+	} else {
+		full = 0;
 	}
 	close(sync[0]);
 	close(sync[1]);
+	return full;
 }
 
 /* Two pipes for child_heaps(), the child's and the parent's ends. */
@@ -1126,7 +1130,7 @@ static void heap_pipes(int child[2], int parent[2])
 static void op_fork(void)
 {
 	uint32_t mark = 0xc4000000u | (W.op & 0xffffff), v;
-	int i, st, e, child[2], parent[2];
+	int i, st, e, child[2], parent[2], full = 0;
 	pid_t pid;
 
 	heap_pipes(child, parent);
@@ -1151,7 +1155,7 @@ static void op_fork(void)
 			return;
 	}
 	if (pid > 0)
-		parent_heaps(parent);
+		full = parent_heaps(parent);
 	if (pid < 0 || waitpid(pid, &st, 0) != pid) {
 		failf("fork or waitpid: %s", strerror(errno));
 		return;
@@ -1168,7 +1172,8 @@ static void op_fork(void)
 	for (i = 0; i < W.nmaps; i++) {
 		if (W.maps[i].kind == K_HEAP)
 			check_map(&W.maps[i], "a fork child's write seen by the parent");
-		if (W.maps[i].kind != K_SHARED || !W.maps[i].filled)
+		/* A child that exited at once marked nothing. */
+		if (W.maps[i].kind != K_SHARED || !W.maps[i].filled || !full)
 			continue;
 		v = *(volatile uint32_t *)(LP_PTR(W.maps[i].addr) + 8);
 		if (v != mark)
