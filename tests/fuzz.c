@@ -13,11 +13,12 @@
  * pages shared copy-on-write or copied into normal pages: the parent's
  * writes after fork() are never seen by the child, nor the child's by
  * the parent; or the child exits or execs at once) and, in worker 0,
- * pool resizes, also while other workers' children hold reservations. Every result is checked against what SPEC.md
- * allows for the arguments and for what the worker knows of the state,
- * and the data of every mapping against a model (the tags the worker
- * wrote, zero elsewhere), also by the helper thread through
- * process_vm_readv() and /proc/self/mem while the worker runs.
+ * pool resizes, also while other workers' children hold reservations.
+ * Every result is checked against what SPEC.md allows for the arguments
+ * and for what the worker knows of the state, and the data of every
+ * mapping against a model (the tags the worker wrote, zero elsewhere),
+ * also by the helper thread through process_vm_readv() and
+ * /proc/self/mem while the worker runs.
  *
  * Where the kernel has the misc cgroup controller, each worker runs in a
  * cgroup of its own, two of them with small largepage limits (ENOMEM is
@@ -490,8 +491,9 @@ static int flags_ok(int flags, int prot)
 
 /*
  * get_large_pages(). Bad len, prot or flags (LP_COPY_ON_FORK without
- * MAP_PRIVATE, or with a prot that cannot write, included): EINVAL (ENOMEM for an
- * aligned len above TASK_SIZE; any of these when several are bad). Then
+ * MAP_PRIVATE, or with a prot that cannot write, included): EINVAL
+ * (ENOMEM for an aligned len above TASK_SIZE; any of these when several
+ * are bad). Then
  * nobody with a zero limit: EPERM. More than the pool can ever hold, or
  * for nobody more than RLIMIT_MEMLOCK: ENOMEM. Else success or ENOMEM
  * (others may have emptied the pool or used nobody's limit). A hint

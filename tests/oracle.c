@@ -1304,12 +1304,13 @@ static struct cheap *pick_cheap(void)
 
 /*
  * The child inherits its parent's MAP_SHARED and keyed mappings (the
- * parent frees none of them while it lives) and its heaps, which fork() handles in the
- * order of their addresses (dup_mmap()'s): a heap of n pages shares the
- * parent's pages and reserves n free pages, charged to RLIMIT_MEMLOCK
- * and the misc cgroup as a get of n pages is, if the limit and the free
- * pages not yet reserved allow all n; else it is copied into normal
- * pages, taking and charging nothing. All or nothing, a heap at a time.
+ * parent frees none of them while it lives) and its heaps, which fork()
+ * handles in the order of their addresses (dup_mmap()'s): a heap of n
+ * pages shares the parent's pages and reserves n free pages, charged to
+ * RLIMIT_MEMLOCK and the misc cgroup as a get of n pages is, if the
+ * limit and the free pages not yet reserved allow all n; else it is
+ * copied into normal pages, taking and charging nothing. All or
+ * nothing, a heap at a time.
  */
 static void fork_plan(void)
 {
