@@ -182,7 +182,7 @@ static const struct {
 	[N_FALLBACK] = { "heaps a fork copied into normal pages", 3 },
 	[N_FALLBACK_POOL] = { "  of them: the pool short, limit enough", 0 },
 	[N_COW_CHILD] = { "first writes by the child: one page copied", 5 },
-	[N_COW_PARENT] = { "first writes by the parent: one page copied", 3 },
+	[N_COW_PARENT] = { "first writes by the parent: one page copied", 2 },
 	[N_COW_ALONE] = { "writes to a page left alone: no copy", 3 },
 	[N_CHILD_SAW] = { "child pages that held what the model said", 10 },
 	[N_FORK_EXEC] = { "children checked after their exec", 3 },
@@ -1573,25 +1573,27 @@ static long heap_pages(void)
 }
 
 /*
- * Before a fork, mostly: a heap (a get), and room under the limit for
- * the heaps' reservations (other mappings freed, then heaps but one),
- * so that most forks share and some fall back.
+ * Before a fork, mostly: room under the limit (other mappings freed,
+ * then heaps but one, or all but heaps if there is none) and a heap (a
+ * get), so that most forks share and some fall back.
  */
 static void fork_prepare(void)
 {
 	int i, idx[MAXMAPS], n, heaps = rnd(2);
+	long need;
 
-	if (!heap_pages() && W.nmaps < MAXMAPS && rnd(4))
-		op_get(1);
-	if (!rnd(4))
-		return;
-	while (heap_pages() && W.charge + heap_pages() > LIMIT) {
+	while (rnd(4)) {
+		need = heap_pages() ? heap_pages() : LIMIT;
+		if (W.charge + need <= LIMIT)
+			break;
 		for (i = 0, n = 0; i < W.nmaps; i++)
 			if (!W.maps[i].heap || (heaps && W.charge > LIMIT / 2))
 				idx[n++] = i;
 		if (!n || !release(idx[rnd(n)], rnd(2)))
 			break;
 	}
+	if (!heap_pages() && W.nmaps < MAXMAPS && rnd(8))
+		op_get(1);
 }
 
 static void op_fork(void)
