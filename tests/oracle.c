@@ -175,17 +175,17 @@ static const struct {
 	[N_EMPTIED] = { "shrinks that emptied the pool", 0 },
 	[N_PROBE_OVER] = { "probes: one page over the limit refused", 10 },
 	[N_PROBE_ALL] = { "probes: all the limit leaves had", 10 },
-	[N_HEAP] = { "heap mappings made (LP_COPY_ON_FORK)", 10 },
+	[N_HEAP] = { "heap mappings made (LP_COPY_ON_FORK)", 20 },
 	[N_EINVAL_HEAP] = { "EINVAL: LP_COPY_ON_FORK shared or read-only", 3 },
-	[N_FORK] = { "forks, the child driven step by step", 20 },
-	[N_FORK_RESV] = { "heaps a fork shared, its pages reserved", 8 },
-	[N_FALLBACK] = { "heaps a fork copied into normal pages", 3 },
+	[N_FORK] = { "forks, the child driven step by step", 30 },
+	[N_FORK_RESV] = { "heaps a fork shared, its pages reserved", 10 },
+	[N_FALLBACK] = { "heaps a fork copied into normal pages", 5 },
 	[N_FALLBACK_POOL] = { "  of them: the pool short, limit enough", 0 },
-	[N_COW_CHILD] = { "first writes by the child: one page copied", 5 },
+	[N_COW_CHILD] = { "first writes by the child: one page copied", 8 },
 	[N_COW_PARENT] = { "first writes by the parent: one page copied", 2 },
 	[N_COW_ALONE] = { "writes to a page left alone: no copy", 3 },
-	[N_CHILD_SAW] = { "child pages that held what the model said", 10 },
-	[N_FORK_EXEC] = { "children checked after their exec", 3 },
+	[N_CHILD_SAW] = { "child pages that held what the model said", 5 },
+	[N_FORK_EXEC] = { "children checked after their exec", 5 },
 	[N_HEAP_LEFT] = { "heaps freed by the parent while shared", 0 },
 	[N_SHRINK_RESV] = { "shrinks cut short by reserved pages", 0 },
 };
@@ -1624,8 +1624,11 @@ static void op_fork(void)
 	}
 	W.n[N_FORK]++;
 	check_state("fork");
+	/* The common case: one side writes first. */
 	if (rnd(2))
-		child_write();	/* the common case: the child writes */
+		child_write();
+	else if (rnd(2))
+		parent_write();
 	n = rnd(6);
 	for (i = 0; i < n && W.mismatches < MAX_MISMATCHES; i++)
 		fork_step();
