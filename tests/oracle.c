@@ -1250,7 +1250,7 @@ enum { C_CHECK, C_WRITE, C_EXEC };
 static void child_serve(int cmd, int rep)
 {
 	struct cmd c;
-	int ok = 1;
+	int ok;
 
 	while (read(cmd, &c, sizeof(c)) == sizeof(c)) {
 		if (c.op == C_EXEC) {
@@ -1260,6 +1260,7 @@ static void child_serve(int cmd, int rep)
 				      c.seed ? "true" : "cat", (char *)NULL);
 			_exit(127);
 		}
+		ok = 1;
 		if (c.op == C_WRITE)
 			lp_fill(LP_PTR(c.addr), lpsz, c.seed);
 		else
