@@ -5,15 +5,20 @@
  * Four workers (two root, two nobody with RLIMIT_MEMLOCK of three large
  * pages), each with a helper thread, run random operations until the
  * deadline: get/share with good and hostile arguments (lengths, prot,
- * flags, keys, flag bits, hints near TASK_SIZE or inside mappings),
+ * flags, keys, flag bits, hints near TASK_SIZE or inside mappings; heaps,
+ * MAP_PRIVATE | LP_COPY_ON_FORK, and that flag where SPEC refuses it),
  * free/unshare of starts, middles and random addresses, munmap, mprotect,
  * mremap, madvise, mlock, mincore, msync and mmap(MAP_FIXED) over live
- * mappings, fork (the child checks and uses what it inherited) and, in
- * worker 0, pool resizes. Every result is checked against what SPEC.md
- * allows for the arguments and for what the worker knows of the state,
- * and the data of every mapping against a model (the tags the worker
- * wrote, zero elsewhere), also by the helper thread through
- * process_vm_readv() and /proc/self/mem while the worker runs.
+ * mappings, fork (the child checks and uses what it inherited; a heap's
+ * pages shared copy-on-write or copied into normal pages: the parent's
+ * writes after fork() are never seen by the child, nor the child's by
+ * the parent; or the child exits or execs at once) and, in worker 0,
+ * pool resizes, also while other workers' children hold reservations.
+ * Every result is checked against what SPEC.md allows for the arguments
+ * and for what the worker knows of the state, and the data of every
+ * mapping against a model (the tags the worker wrote, zero elsewhere),
+ * also by the helper thread through process_vm_readv() and
+ * /proc/self/mem while the worker runs.
  *
  * Where the kernel has the misc cgroup controller, each worker runs in a
  * cgroup of its own, two of them with small largepage limits (ENOMEM is
@@ -31,10 +36,17 @@
 #include <sys/prctl.h>
 #include <sys/uio.h>
 #include <time.h>
+#if __has_include(<linux/largepage.h>)
+#include <linux/largepage.h>
+#endif
 #include "lp.h"
 #include "misccg.h"
 #include "rng.h"
 
+#ifndef LP_COPY_ON_FORK
+#define LP_COPY_ON_FORK 0x200000
+#endif
+#define COPY		(MAP_PRIVATE | LP_COPY_ON_FORK)
 
 #define PROT_ALL	(PROT_READ | PROT_WRITE | PROT_EXEC)
 #define USER_TOP	0xc0000000UL	/* TASK_SIZE, i386 3G/1G */
@@ -53,8 +65,8 @@
 #define MFMT		"the %s mapping at %#lx+%#lx (prot %#x, key %d)"
 #define MARGS(m)	kind_name[(m)->kind], (m)->addr, (m)->len, (m)->prot, (m)->key
 
-enum { K_PRIV, K_SHARED, K_KEY };
-static const char *const kind_name[] = { "private", "shared", "keyed" };
+enum { K_PRIV, K_SHARED, K_KEY, K_HEAP };
+static const char *const kind_name[] = { "private", "shared", "keyed", "heap" };
 
 struct map {
 	unsigned long addr, len;
@@ -451,8 +463,37 @@ static unsigned long pick_hint(int h)
 /* ---------------------------------------------------- the operations */
 
 /*
- * get_large_pages(). Bad len, prot or flags: EINVAL (ENOMEM for an
- * aligned len above TASK_SIZE; any of these when several are bad). Then
+ * A heap's arguments: MAP_PRIVATE | LP_COPY_ON_FORK and a writable prot;
+ * bad: the flag with MAP_SHARED, alone, or with a prot that cannot write.
+ */
+static void heap_args(int bad, int *prot, int *flags)
+{
+	static const int prots[] = { RW, RW, RW | PROT_EXEC, PROT_WRITE };
+	static const int bad_heap_flags[] = {
+		MAP_SHARED | LP_COPY_ON_FORK, LP_COPY_ON_FORK,
+		COPY | MAP_SHARED,
+	};
+
+	*flags = COPY;
+	*prot = PICK(prots);
+	if (bad && rnd(2))
+		*flags = PICK(bad_heap_flags);
+	else if (bad)
+		*prot &= ~PROT_WRITE;
+}
+
+/* SPEC's flags: MAP_PRIVATE or MAP_SHARED; LP_COPY_ON_FORK if writable. */
+static int flags_ok(int flags, int prot)
+{
+	return flags == MAP_PRIVATE || flags == MAP_SHARED ||
+	       (flags == COPY && (prot & PROT_WRITE));
+}
+
+/*
+ * get_large_pages(). Bad len, prot or flags (LP_COPY_ON_FORK without
+ * MAP_PRIVATE, or with a prot that cannot write, included): EINVAL
+ * (ENOMEM for an aligned len above TASK_SIZE; any of these when several
+ * are bad). Then
  * nobody with a zero limit: EPERM. More than the pool can ever hold, or
  * for nobody more than RLIMIT_MEMLOCK: ENOMEM. Else success or ENOMEM
  * (others may have emptied the pool or used nobody's limit). A hint
@@ -462,6 +503,7 @@ static void op_get(int hostile, unsigned long pages)
 {
 	int prot = PICK(good_prots), flags = rnd(2) ? MAP_SHARED : MAP_PRIVATE;
 	int h = rnd(3) ? H_NONE : 1 + rnd(5), allow_ok = 0, ok, e, what;
+	int kind;
 	unsigned long len, hint = 0, want_at = 0;
 	uint64_t allow;
 	long r;
@@ -469,17 +511,21 @@ static void op_get(int hostile, unsigned long pages)
 	if (!pages)
 		pages = W.root || !rnd(4) ? 1 + rnd(4) : 1 + rnd(NOBODY_PAGES);
 	len = pages * lpsz;
+	if (!rnd(3))
+		heap_args(0, &prot, &flags);
 	if (hostile) {
 		what = 1 + rnd(7);
 		if (what & 1)
 			len = hostile_len();
 		if (what & 2)
 			prot = PICK(bad_prots);
-		if (what & 4)
+		if ((what & 4) && rnd(3))
 			flags = PICK(bad_flags);
+		else if (what & 4)
+			heap_args(1, &prot, &flags);
 	}
 	allow = len_errs(len);
-	if ((prot & ~PROT_ALL) || (flags != MAP_PRIVATE && flags != MAP_SHARED))
+	if ((prot & ~PROT_ALL) || !flags_ok(flags, prot))
 		allow |= EB(EINVAL);
 	if (!allow) {
 		allow = EB(ENOMEM);
@@ -529,7 +575,8 @@ static void op_get(int hostile, unsigned long pages)
 		return;
 	}
 	W.made++;
-	track(r, len, flags == MAP_SHARED ? K_SHARED : K_PRIV, 0, prot, 1);
+	kind = flags == MAP_SHARED ? K_SHARED : flags == COPY ? K_HEAP : K_PRIV;
+	track(r, len, kind, 0, prot, 1);
 }
 
 static const int share_prots[] = {
@@ -620,7 +667,7 @@ static void op_share(int hostile)
 static void op_free_bad(void)
 {
 	const struct map *m = W.nmaps ? &W.maps[rnd(W.nmaps)] : NULL;
-	int i, hit = -1, unshare = rnd(2), v = rnd(7), e;
+	int i, hit = -1, unshare = rnd(2), v = rnd(7), e, heap;
 	const char *what;
 	unsigned long a;
 	long r;
@@ -661,9 +708,11 @@ static void op_free_bad(void)
 	for (i = 0; i < W.nmaps; i++)
 		if (W.maps[i].addr == a)
 			hit = i;
+	/* A fork child's heap may be normal pages: not a large-page start. */
+	heap = hit >= 0 && W.child && W.maps[hit].kind == K_HEAP;
 	lk();
 	CALL(r, e, unshare ? lpsys_unshare(a) : lpsys_free(a));
-	judge(r == 0, e, r, hit >= 0, hit >= 0 ? 0 : EB(EINVAL), "%s(%#lx), %s%s",
+	judge(r == 0, e, r, hit >= 0, hit >= 0 && !heap ? 0 : EB(EINVAL), "%s(%#lx), %s%s",
 	      unshare ? "unshare_large_pages" : "free_large_pages", a, what,
 	      hit >= 0 ? ": the start of a live mapping" : "");
 	if (r == 0 && hit >= 0) {
@@ -923,13 +972,78 @@ static void op_accepted(int v)
 	}
 }
 
+/* Rewrite the heaps with new tags (both sides write only their own). */
+static void heaps_rewrite(void)
+{
+	struct map *m;
+	int i;
+
+	lk();
+	for (i = 0; i < W.nmaps; i++) {
+		m = &W.maps[i];
+		if (m->kind != K_HEAP || !m->filled)
+			continue;
+		m->seed = r32() | 1;
+		lp_fill(LP_PTR(m->addr), m->len, m->seed);
+	}
+	ulk();
+}
+
+static int heap_count(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < W.nmaps; i++)
+		n += W.maps[i].kind == K_HEAP;
+	return n;
+}
+
+/*
+ * A fork child with heaps: it tells its parent (sync[1]) that it has
+ * checked what it inherited, and waits (sync[0]) until the parent has
+ * rewritten its heaps; then its own heaps still hold what they held at
+ * fork(). It rewrites them in turn, which the parent must not see.
+ */
+static void child_heaps(int sync[2])
+{
+	char c = 'c';
+	int i;
+
+	if (sync[0] < 0)
+		return;
+	if (write(sync[1], &c, 1) != 1 || read(sync[0], &c, 1) != 1) {
+		failf("the fork child's parent does not answer: %s",
+		      strerror(errno));
+		return;
+	}
+	for (i = 0; i < W.nmaps; i++)
+		if (W.maps[i].kind == K_HEAP)
+			check_map(&W.maps[i], "the parent's write after fork() seen by the child");
+	if (rnd(3))
+		heaps_rewrite();
+}
+
+/* Free or unshare a mapping the child holds, not a heap: maybe normal pages. */
+static void child_release(void)
+{
+	int i, n = 0, idx[MAXMAPS];
+
+	for (i = 0; i < W.nmaps; i++)
+		if (W.maps[i].kind != K_HEAP)
+			idx[n++] = i;
+	if (n)
+		release(idx[rnd(n)], rnd(2));
+}
+
 /*
  * fork: private mappings are not in the child (mincore ENOMEM, free
  * EINVAL); shared and keyed ones hold the parent's data, and a write to
- * a shared one is seen by the parent. The child attaches a key and
- * frees something, then exits with its number of failures.
+ * a shared one is seen by the parent; heaps hold the parent's data at
+ * fork() and nothing either side writes later (child_heaps()). The
+ * child attaches a key and frees something, then exits with its number
+ * of failures; or it exits, or execs true, at once.
  */
-static void child_main(uint32_t mark)
+static void child_main(uint32_t mark, int sync[2])
 {
 	unsigned long base = W.nfail;	/* the parent's: one report cap */
 	unsigned char vec[1];
@@ -938,6 +1052,11 @@ static void child_main(uint32_t mark)
 
 	W.child = 1;
 	W.opname = "fork child";
+	if (heap_count() && !rnd(4)) {
+		if (rnd(2))
+			execl("/bin/true", "true", (char *)NULL);
+		_exit(0);
+	}
 	for (i = W.nmaps - 1; i >= 0; i--) {
 		if (W.maps[i].kind != K_PRIV)
 			continue;
@@ -956,25 +1075,89 @@ static void child_main(uint32_t mark)
 		if (W.maps[i].kind == K_SHARED && W.maps[i].filled)
 			*(volatile uint32_t *)(LP_PTR(W.maps[i].addr) + 8) = mark;
 	}
+	child_heaps(sync);
 	op_share(!rnd(4));
 	if (W.nmaps && rnd(2))
-		release(rnd(W.nmaps), rnd(2));
+		child_release();
 	else if (rnd(2))
 		op_free_bad();
 	fflush(stdout);
 	_exit(W.nfail - base > 255 ? 255 : (int)(W.nfail - base));
 }
 
+/*
+ * The parent's side of child_heaps(): once the child has checked what
+ * it inherited, rewrite the heaps (a copy of each page the child still
+ * shares, or a write in place where the fork copied into normal pages).
+ * The child may have exited or exec'd at once instead (EOF): 0.
+ */
+static int parent_heaps(int sync[2])
+{
+	int full = 1;
+	char c;
+
+	if (sync[0] < 0)
+		return 1;
+	if (read(sync[0], &c, 1) == 1) {
+		heaps_rewrite();
+		if (write(sync[1], &c, 1) != 1)
+			failf("the fork child does not take its answer: %s",
+			      strerror(errno));
+	} else {
+		full = 0;
+	}
+	close(sync[0]);
+	close(sync[1]);
+	return full;
+}
+
+/* Two pipes for child_heaps(), the child's and the parent's ends. */
+static void heap_pipes(int child[2], int parent[2])
+{
+	int up[2], down[2];
+
+	child[0] = child[1] = parent[0] = parent[1] = -1;
+	if (!heap_count())
+		return;
+	if (pipe2(up, O_CLOEXEC) || pipe2(down, O_CLOEXEC)) {
+		failf("pipe2: %s", strerror(errno));
+		return;
+	}
+	child[0] = down[0];
+	child[1] = up[1];
+	parent[0] = up[0];
+	parent[1] = down[1];
+}
+
 static void op_fork(void)
 {
 	uint32_t mark = 0xc4000000u | (W.op & 0xffffff), v;
+	int i, st, e, child[2], parent[2], full = 0;
 	pid_t pid;
-	int i, st;
 
+	heap_pipes(child, parent);
 	fflush(stdout);
-	pid = fork();
-	if (pid == 0)
-		child_main(mark);
+	CALL(pid, e, fork());
+	if (pid == 0) {
+		if (parent[0] >= 0) {
+			close(parent[0]);
+			close(parent[1]);
+		}
+		child_main(mark, child);
+	}
+	if (child[0] >= 0) {
+		close(child[0]);
+		close(child[1]);
+	}
+	if (pid < 0 && parent[0] >= 0) {
+		close(parent[0]);
+		close(parent[1]);
+		/* SPEC: ENOMEM where neither the pool nor normal pages can copy. */
+		if (e == ENOMEM)
+			return;
+	}
+	if (pid > 0)
+		full = parent_heaps(parent);
 	if (pid < 0 || waitpid(pid, &st, 0) != pid) {
 		failf("fork or waitpid: %s", strerror(errno));
 		return;
@@ -989,7 +1172,10 @@ static void op_fork(void)
 		return;
 	}
 	for (i = 0; i < W.nmaps; i++) {
-		if (W.maps[i].kind != K_SHARED || !W.maps[i].filled)
+		if (W.maps[i].kind == K_HEAP)
+			check_map(&W.maps[i], "a fork child's write seen by the parent");
+		/* A child that exited at once marked nothing. */
+		if (W.maps[i].kind != K_SHARED || !W.maps[i].filled || !full)
 			continue;
 		v = *(volatile uint32_t *)(LP_PTR(W.maps[i].addr) + 8);
 		if (v != mark)
@@ -1144,7 +1330,7 @@ static const struct {
 	[O_REFUSED] = { "munmap/mprotect/mremap/mmap", 12, 1 },
 	[O_MADVISE] = { "madvise", 6, 1 },
 	[O_ACCEPTED] = { "mlock/mincore/msync/mmap", 8, 1 },
-	[O_FORK] = { "fork", 2, 0 },
+	[O_FORK] = { "fork", 3, 0 },
 	[O_POOL] = { "pool", 2, 0 },
 	[O_MEMLOCK0] = { "RLIMIT_MEMLOCK 0", 1, 0 },
 	[O_MLOCKALL] = { "mlockall", 1, 0 },

@@ -13,10 +13,12 @@
  * its user's charge (the pages of its get mappings and of its live
  * segments: attaching charges nothing, a segment stays charged until its
  * last detach). Every call then has one right result. A get or create of
- * n pages succeeds iff charge + n <= LIMIT and n <= free, else ENOMEM,
- * which changes nothing; bad arguments give SPEC's errno; and after
- * every call LargePages_Total, LargePages_Free and this process's
- * LargePages: line must be the model's. The charge itself is probed
+ * n pages succeeds iff charge + n <= LIMIT and n <= free - reserved, else
+ * ENOMEM, which changes nothing; bad arguments give SPEC's errno
+ * (LP_COPY_ON_FORK with MAP_SHARED, alone or with a prot that cannot
+ * write: EINVAL); and after every call LargePages_Total,
+ * LargePages_Free, reserved_pages and this process's LargePages: line
+ * must be the model's. The charge itself is probed
  * every PROBE_EVERY operations: a get of one page more than the limit
  * leaves must fail, one of all it leaves must work. At the end a minimum
  * of each kind of success and refusal is asserted, so a kernel that
@@ -39,15 +41,43 @@
  * segments it made, charged once, until the last detach. Its limit is
  * lifted ("max"), so misc.events must stay 0 (misccg.c tests the limit).
  *
+ * Heaps (get_large_pages(MAP_PRIVATE | LP_COPY_ON_FORK)) are among the
+ * gets, and the worker forks. The child does nothing but what the worker
+ * asks over a pipe, a step at a time (check or write a page of a heap,
+ * exec), so that the worker still knows everything: fork() reserves a
+ * free page for each page of each heap, in address order, charged to
+ * RLIMIT_MEMLOCK and misc as a get (Free unchanged, reserved_pages up),
+ * if the limit and the unreserved free pages allow the whole heap; else
+ * that heap is copied into normal pages (nothing taken or charged; the
+ * child's LargePages: leaves it out). The first write by either side to
+ * a page still shared copies it (a page in use more, a reservation less);
+ * a page left to one side alone is written in place; the parent freeing
+ * a shared heap, and the child's exit or exec, give each side's units
+ * back; a shrink never takes a reserved page. Between the steps the
+ * worker writes its own pages, probes the charge and resizes the pool;
+ * the child must keep seeing what it had at fork() and wrote since, the
+ * parent what it wrote. The minima include heaps shared at fork, copies
+ * on first write and fallbacks to normal pages, so a kernel that never
+ * shares, or always does, fails.
+ *
  * Kernel command line: lporacle_seed=S replays a run (default from time
  * and pid; the seed is printed).
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <time.h>
+#if __has_include(<linux/largepage.h>)
+#include <linux/largepage.h>
+#endif
 #include "lp.h"
 #include "misccg.h"
 #include "rng.h"
+
+#ifndef LP_COPY_ON_FORK
+#define LP_COPY_ON_FORK 0x200000
+#endif
+#define COPY		(MAP_PRIVATE | LP_COPY_ON_FORK)
 
 #define USER_TOP	0xc0000000UL	/* TASK_SIZE, i386 3G/1G */
 #define WORKER_UID	4242		/* no other test's user */
@@ -66,6 +96,7 @@
 #define SOFT_SECS	150		/* a very slow guest stops early */
 #define WATCHDOG_SECS	240
 #define NR_PAGES	"/sys/kernel/mm/largepage/nr_pages"
+#define RESV_PAGES	"/sys/kernel/mm/largepage/reserved_pages"
 
 struct map {
 	unsigned long addr;
@@ -73,6 +104,20 @@ struct map {
 	int key;		/* 0: a get mapping; else the segment, 1..NKEYS */
 	int prot;
 	uint32_t seed;		/* a get mapping's lp_fill() tag; 0: zero */
+	int shared;		/* a MAP_SHARED get: a fork child maps it too */
+	int heap;		/* MAP_PRIVATE | LP_COPY_ON_FORK */
+	uint32_t ps[LIMIT];	/* a heap's tag of each page; 0: zero */
+};
+
+/* A heap mapping as the fork child has it (op_fork()). */
+struct cheap {
+	unsigned long addr;
+	long pages;
+	int prot;
+	int large;		/* its own segment: fork reserved its pages */
+	int parent;		/* the parent's mapping shares pages with it */
+	unsigned int shared;	/* bit j: its page j is still the parent's */
+	uint32_t ps[LIMIT];	/* what its page j holds; 0: zero */
 };
 
 struct seg {
@@ -88,7 +133,10 @@ enum {
 	N_BOTH, N_HUGE, N_EINVAL_ARGS, N_EINVAL_LEN, N_EINVAL_ADDR, N_EEXIST,
 	N_ENOENT, N_EACCES, N_EPERM, N_ATTACH_AT_0, N_GROW, N_GROW_SHORT,
 	N_SHRINK, N_SHRINK_IN_USE, N_RESIZE_SAME, N_RESIZE_JUNK,
-	N_RESIZE_DENIED, N_EMPTIED, N_PROBE_OVER, N_PROBE_ALL, N_NR
+	N_RESIZE_DENIED, N_EMPTIED, N_PROBE_OVER, N_PROBE_ALL, N_HEAP,
+	N_EINVAL_HEAP, N_FORK, N_FORK_RESV, N_FALLBACK, N_FALLBACK_POOL,
+	N_COW_CHILD, N_COW_PARENT, N_COW_ALONE, N_CHILD_SAW, N_FORK_EXEC,
+	N_HEAP_LEFT, N_SHRINK_RESV, N_NR
 };
 
 static const struct {
@@ -127,6 +175,19 @@ static const struct {
 	[N_EMPTIED] = { "shrinks that emptied the pool", 0 },
 	[N_PROBE_OVER] = { "probes: one page over the limit refused", 10 },
 	[N_PROBE_ALL] = { "probes: all the limit leaves had", 10 },
+	[N_HEAP] = { "heap mappings made (LP_COPY_ON_FORK)", 20 },
+	[N_EINVAL_HEAP] = { "EINVAL: LP_COPY_ON_FORK shared or read-only", 3 },
+	[N_FORK] = { "forks, the child driven step by step", 30 },
+	[N_FORK_RESV] = { "heaps a fork shared, its pages reserved", 10 },
+	[N_FALLBACK] = { "heaps a fork copied into normal pages", 5 },
+	[N_FALLBACK_POOL] = { "  of them: the pool short, limit enough", 0 },
+	[N_COW_CHILD] = { "first writes by the child: one page copied", 8 },
+	[N_COW_PARENT] = { "first writes by the parent: one page copied", 2 },
+	[N_COW_ALONE] = { "writes to a page left alone: no copy", 3 },
+	[N_CHILD_SAW] = { "child pages that held what the model said", 5 },
+	[N_FORK_EXEC] = { "children checked after their exec", 5 },
+	[N_HEAP_LEFT] = { "heaps freed by the parent while shared", 0 },
+	[N_SHRINK_RESV] = { "shrinks cut short by reserved pages", 0 },
 };
 
 static unsigned long long seed;
@@ -139,7 +200,8 @@ static struct {
 	uint64_t rng;
 	unsigned long op;
 	const char *opname;
-	long total, charge;		/* pages */
+	long total, charge;		/* pages; charge: RLIMIT_MEMLOCK's */
+	long used, resv;		/* pool pages in use, and reserved */
 	long extra;			/* pages a probe maps for a moment */
 	int memlock0, has_nr_pages, reports, mismatches, short_logged;
 	struct map maps[MAXMAPS];
@@ -150,6 +212,15 @@ static struct {
 	int rfd, wfd;			/* from and to the test process */
 	long n[N_NR];
 } W;
+
+/* The live fork child, driven by the worker (op_fork()); pid 0: none. */
+static struct {
+	pid_t pid;
+	int cmd, rep;			/* to and from it */
+	long kb;			/* its LargePages: */
+	struct cheap h[MAXMAPS];
+	int nh;
+} C;
 
 /* A request to the test process: write text to numlargepages or nr_pages. */
 struct req {
@@ -174,10 +245,23 @@ static int key_of(int k)
 	return KEY0 + k - 1;
 }
 
-/* Free pages: all pages in use are this worker's, all charged to it. */
+/* Free pages: all pages in use are this worker's (or its child's). */
 static long mfree(void)
 {
-	return W.total - W.charge;
+	return W.total - W.used;
+}
+
+/* Free pages a get may take: those not reserved for a heap's copies. */
+static long mavail(void)
+{
+	return mfree() - W.resv;
+}
+
+/* A get, a new segment or a probe of n pages (n < 0: given back). */
+static void take(long n)
+{
+	W.charge += n;
+	W.used += n;
 }
 
 static long mapped_pages(void)
@@ -210,14 +294,20 @@ static const char *model_str(void)
 	int i;
 
 	n = snprintf(buf, sizeof(buf),
-		     "pool %ld, free %ld, charge %ld of %d pages%s, %ld pages mapped; mappings:",
-		     W.total, mfree(), W.charge, LIMIT,
+		     "pool %ld, free %ld, reserved %ld, charge %ld of %d pages%s, %ld pages mapped; mappings:",
+		     W.total, mfree(), W.resv, W.charge, LIMIT,
 		     W.memlock0 ? " (RLIMIT_MEMLOCK 0 now)" : "", mapped_pages());
 	for (i = 0; i < W.nmaps && n < sizeof(buf); i++)
 		n += snprintf(buf + n, sizeof(buf) - n, " %#lx+%ldp(%s%d,prot %#x)",
 			      W.maps[i].addr, W.maps[i].pages,
-			      W.maps[i].key ? "key " : "get", W.maps[i].key ?
+			      W.maps[i].key ? "key " : W.maps[i].heap ? "heap" :
+			      "get", W.maps[i].key ?
 			      key_of(W.maps[i].key) : 0, W.maps[i].prot);
+	for (i = 0; i < C.nh && C.pid && n < sizeof(buf); i++)
+		n += snprintf(buf + n, sizeof(buf) - n,
+			      "; child's heap %#lx+%ldp: %s, shared %#x",
+			      C.h[i].addr, C.h[i].pages, C.h[i].large ?
+			      "large" : "normal pages", C.h[i].shared);
 	for (i = 1; i <= NKEYS && n < sizeof(buf); i++)
 		if (W.segs[i].live)
 			n += snprintf(buf + n, sizeof(buf) - n,
@@ -286,22 +376,54 @@ static void read_pool(long *total, long *nfree)
 		fclose(f);
 }
 
-/* After every call: the pool and this process's LargePages: are the model's. */
+/*
+ * After every call: the pool (reserved pages counted free), this
+ * process's LargePages: and the live fork child's are the model's; the
+ * misc cgroup is charged for the pages in use and reserved.
+ */
 static void check_state(const char *after)
 {
-	long t, f, kb, want_kb = mapped_pages() * (long)(lpsz / 1024);
+	long t, f, kb, want_kb = mapped_pages() * (long)(lpsz / 1024), resv;
 
 	read_pool(&t, &f);
 	kb = status_kb(0, "LargePages:");
-	if (t != W.total || f != mfree() || kb != want_kb)
-		mismatch("after %s: LargePages_Total %ld, LargePages_Free %ld, LargePages: %ld kB; the model has %ld, %ld, %ld kB",
-			 after, t, f, kb, W.total, mfree(), want_kb);
-	if (cgroup[0] && cg_current(cgroup) != W.charge)
-		mismatch("after %s: misc.current of %s is %ld; the model's charge %ld",
-			 after, cgroup, cg_current(cgroup), W.charge);
+	resv = read_long(RESV_PAGES);
+	if (t != W.total || f != mfree() || kb != want_kb || resv != W.resv)
+		mismatch("after %s: LargePages_Total %ld, LargePages_Free %ld, LargePages: %ld kB, reserved_pages %ld; the model has %ld, %ld, %ld kB, %ld",
+			 after, t, f, kb, resv, W.total, mfree(), want_kb,
+			 W.resv);
+	if (C.pid && (kb = status_kb(C.pid, "LargePages:")) != C.kb)
+		mismatch("after %s: the fork child's LargePages: is %ld kB; the model has %ld kB",
+			 after, kb, C.kb);
+	if (cgroup[0] && cg_current(cgroup) != W.used + W.resv)
+		mismatch("after %s: misc.current of %s is %ld; the model's charge %ld (%ld in use, %ld reserved)",
+			 after, cgroup, cg_current(cgroup), W.used + W.resv,
+			 W.used, W.resv);
 }
 
 /* ------------------------------------------------------- the mappings */
+
+/* Does [p, p + len) hold tag s (0: zeroes)? */
+static int holds(const char *p, unsigned long len, uint32_t s)
+{
+	return s ? lp_check(p, len, s) : lp_zeroed(p, len);
+}
+
+/* Does heap m hold each page's tag? */
+static int heap_ok(const struct map *m, const char *why)
+{
+	long j;
+
+	for (j = 0; j < m->pages; j++) {
+		if (holds(LP_PTR(m->addr) + j * lpsz, lpsz, m->ps[j]))
+			continue;
+		mismatch("%s: page %ld of the heap at %#lx+%ld pages does not hold %s %#x",
+			 why, j, m->addr, m->pages, m->ps[j] ? "its tag" :
+			 "zeroes", m->ps[j]);
+		return 0;
+	}
+	return 1;
+}
 
 /* Does m hold what the model says (its tag, else zeroes)? */
 static int data_ok(const struct map *m, const char *why)
@@ -312,8 +434,9 @@ static int data_ok(const struct map *m, const char *why)
 
 	if (!(m->prot & PROT_READ))
 		return 1;
-	good = s ? lp_check(LP_PTR(m->addr), len, s) :
-		   lp_zeroed(LP_PTR(m->addr), len);
+	if (m->heap)
+		return heap_ok(m, why);
+	good = holds(LP_PTR(m->addr), len, s);
 	if (!good)
 		mismatch("%s: the %s mapping at %#lx+%ld pages does not hold %s %#x",
 			 why, m->key ? "keyed" : "get", m->addr, m->pages,
@@ -361,8 +484,35 @@ static struct map *add_map(long r, long pages, int key, int prot)
 {
 	struct map *m = &W.maps[W.nmaps++];
 
-	*m = (struct map){ (unsigned long)r, pages, key, prot, 0 };
+	*m = (struct map){ .addr = (unsigned long)r, .pages = pages,
+			   .key = key, .prot = prot };
 	return m;
+}
+
+static unsigned int popcount(unsigned int x)
+{
+	return __builtin_popcount(x);
+}
+
+/*
+ * The parent frees heap m while the child shares pages of it: each page
+ * shared stays, the child's alone now, and its reservation goes back.
+ */
+static void heap_left(const struct map *m)
+{
+	struct cheap *c;
+	int i;
+
+	for (i = 0; i < C.nh && C.pid; i++) {
+		c = &C.h[i];
+		if (!c->parent || c->addr != m->addr)
+			continue;
+		W.used += popcount(c->shared);
+		W.resv -= popcount(c->shared);
+		W.n[N_HEAP_LEFT] += !!c->shared;
+		c->shared = 0;
+		c->parent = 0;
+	}
 }
 
 /* Mapping i is gone: its get pages, or its segment's last attach, uncharged. */
@@ -372,27 +522,39 @@ static void forget(int i)
 	struct seg *s = &W.segs[m->key];
 
 	if (!m->key) {
-		W.charge -= m->pages;
+		take(-m->pages);
+		if (m->heap)
+			heap_left(m);
 	} else if (--s->nattach == 0) {
 		s->live = 0;
-		W.charge -= s->pages;
+		take(-s->pages);
 		W.n[N_DESTROYED]++;
 	}
 	W.maps[i] = W.maps[--W.nmaps];
 }
 
-/* A new get mapping: zeroed; tag it if it can be written. */
-static void made_get(long r, long pages, int prot, unsigned long want_at)
+/* A new get mapping: zeroed; tag it (a heap page by page) if writable. */
+static void made_get(long r, long pages, int prot, int flags,
+		     unsigned long want_at)
 {
 	struct map *m;
+	long j;
 
 	placed_ok(r, pages, want_at, "get_large_pages");
 	W.n[N_GET]++;
+	W.n[N_HEAP] += flags == COPY;
 	W.n[N_HINT] += want_at && (unsigned long)r == want_at;
 	m = add_map(r, pages, 0, prot);
-	W.charge += pages;
+	m->shared = flags == MAP_SHARED;
+	m->heap = flags == COPY;
+	take(pages);
 	data_ok(m, "a new get mapping");
-	if ((prot & RW) == RW) {
+	if (m->heap && (prot & RW) == RW) {
+		for (j = 0; j < pages; j++) {
+			m->ps[j] = r32() | 1;
+			lp_fill(LP_PTR(r) + j * lpsz, lpsz, m->ps[j]);
+		}
+	} else if ((prot & RW) == RW) {
 		m->seed = r32() | 1;
 		lp_fill(LP_PTR(r), pages * lpsz, m->seed);
 	}
@@ -407,7 +569,7 @@ static void made_seg(int k, long r, long pages, int prot, int flag)
 	placed_ok(r, pages, 0, "share_large_pages");
 	W.n[N_CREATE]++;
 	*s = (struct seg){ 1, 1, (flag & 0777) ? (flag & 0777) : 0600, pages, 0 };
-	W.charge += pages;
+	take(pages);
 	m = add_map(r, pages, k, prot);
 	data_ok(m, "a new segment");
 	if ((prot & RW) == RW) {
@@ -458,11 +620,12 @@ static long pick_pages(void)
 
 /*
  * Taking n pages (a get, a new segment): EPERM at a zero limit, ENOMEM
- * over the limit or the free pages, else 0. *why: 1 the limit, 2 the pool.
+ * over the limit or the free pages not reserved, else 0. *why: 1 the
+ * limit, 2 the pool.
  */
 static int take_errno(long n, int *why)
 {
-	*why = (W.charge + n > LIMIT) | (n > mfree()) << 1;
+	*why = (W.charge + n > LIMIT) | (n > mavail()) << 1;
 	if (W.memlock0)
 		return EPERM;
 	return *why ? ENOMEM : 0;
@@ -473,15 +636,33 @@ static void count_enomem(int why)
 	W.n[why == 1 ? N_LIMIT : why == 2 ? N_POOL : N_BOTH]++;
 }
 
-/* get_large_pages(), good arguments; a hint inside a mapping or free. */
-static void op_get(void)
+/* The writable prots a heap takes. */
+static const int heap_prots[] = { RW, RW, RW, RW | PROT_EXEC, PROT_WRITE };
+
+static const char *flags_name(int flags)
 {
-	int prot = PICK(good_prots), flags = rnd(2) ? MAP_SHARED : MAP_PRIVATE;
+	return flags == MAP_SHARED ? "MAP_SHARED" : flags == COPY ?
+	       "MAP_PRIVATE|LP_COPY_ON_FORK" : "MAP_PRIVATE";
+}
+
+/*
+ * get_large_pages(), good arguments, a heap (LP_COPY_ON_FORK) a third
+ * of the time or if heap; a hint inside a mapping or free.
+ */
+static void op_get(int heap)
+{
+	int v = heap ? 2 : rnd(3), prot = PICK(good_prots), flags = MAP_PRIVATE;
 	long n = pick_pages(), r;
 	unsigned long len = n * lpsz, hint = 0, want_at = 0;
 	const char *hname = "none";
 	int h = rnd(4), why, want, e, ok;
 
+	if (v == 1) {
+		flags = MAP_SHARED;
+	} else if (v == 2) {
+		flags = COPY;
+		prot = PICK(heap_prots);
+	}
 	if (h == 1 && W.nmaps) {
 		const struct map *m = &W.maps[rnd(W.nmaps)];
 
@@ -497,12 +678,11 @@ static void op_get(void)
 	CALL(r, e, lpsys_get(hint, len, prot, flags));
 	ok = LP_OK(r);
 	if (!judge(ok, r, e, want, "get_large_pages(%#lx [hint: %s], %ld pages, %#x, %s)",
-		   hint, hname, n, prot,
-		   flags == MAP_SHARED ? "MAP_SHARED" : "MAP_PRIVATE")) {
+		   hint, hname, n, prot, flags_name(flags))) {
 		if (ok)
 			lpsys_free(r);
 	} else if (ok) {
-		made_get(r, n, prot, want_at);
+		made_get(r, n, prot, flags, want_at);
 	} else {
 		count_enomem(why);
 	}
@@ -536,24 +716,49 @@ static unsigned long huge_len(void)
 	}
 }
 
+/*
+ * A heap's flag where SPEC refuses it (EINVAL): with MAP_SHARED, alone,
+ * with both, or with a prot that cannot write.
+ */
+static void bad_heap(int *prot, int *flags)
+{
+	static const int bad[] = {
+		MAP_SHARED | LP_COPY_ON_FORK, LP_COPY_ON_FORK,
+		MAP_PRIVATE | MAP_SHARED | LP_COPY_ON_FORK,
+	};
+	static const int ro[] = {
+		PROT_READ, PROT_NONE, PROT_READ | PROT_EXEC, PROT_EXEC,
+	};
+
+	if (rnd(2)) {
+		*flags = PICK(bad);
+		*prot = PICK(heap_prots);
+	} else {
+		*flags = COPY;
+		*prot = PICK(ro);
+	}
+}
+
 /* get_large_pages() with one bad argument: exactly SPEC's errno. */
 static void op_get_bad(void)
 {
 	unsigned long len = lpsz * (1 + rnd(2));
-	int prot = RW, flags = MAP_PRIVATE, want = EINVAL, e, ok;
+	int prot = RW, flags = MAP_PRIVATE, want = EINVAL, e, ok, v = rnd(5);
 	long r;
 
-	switch (rnd(4)) {
+	switch (v) {
 	case 0: len = bad_len(); break;
 	case 1: len = huge_len(); want = ENOMEM; break;
 	case 2: prot = PICK(bad_prots); break;
-	default: flags = PICK(bad_flags); break;
+	case 3: flags = PICK(bad_flags); break;
+	default: bad_heap(&prot, &flags); break;
 	}
 	CALL(r, e, lpsys_get(0, len, prot, flags));
 	ok = LP_OK(r);
 	if (judge(ok, r, e, want, "get_large_pages(0, %#lx, %#x, %#x)", len,
 		  prot, flags))
-		W.n[want == EINVAL ? N_EINVAL_ARGS : N_HUGE]++;
+		W.n[v == 4 ? N_EINVAL_HEAP : want == EINVAL ? N_EINVAL_ARGS :
+		    N_HUGE]++;
 	else if (ok)
 		lpsys_free(r);
 	check_state("a refused get_large_pages");
@@ -810,7 +1015,8 @@ static int ask_root(int nr_pages, const char *text)
  * too few free pages. Growing by n adds 0..n pages, as many as the buddy
  * allocator gives, all free: take the kernel's number (check_state()
  * checks that Free moved with Total). Shrinking by n gives back exactly
- * min(n, free) pages: pages in use are never taken. Text that is no
+ * min(n, free - reserved) pages: pages in use, and the free pages a
+ * heap's fork reserved for its copies, are never taken. Text that is no
  * number: EINVAL, nothing changes.
  */
 static void op_resize(void)
@@ -855,8 +1061,9 @@ static void op_resize(void)
 		W.n[N_GROW]++;
 		W.total = t;
 	} else if (n < 0) {
-		m = -n < mfree() ? -n : mfree();
+		m = -n < mavail() ? -n : mavail();
 		W.n[N_SHRINK]++;
+		W.n[N_SHRINK_RESV] += m < -n && m < mfree();
 		W.n[N_SHRINK_IN_USE] += m < -n;
 		W.total -= m;
 		W.n[N_EMPTIED] += !W.total;
@@ -985,7 +1192,7 @@ static void probe(void)
 	const char *how = viakey ? "a new segment" : "a get";
 
 	W.opname = "memlock probe";
-	if (mfree() >= avail + 1) {
+	if (mavail() >= avail + 1) {
 		r = probe_take(avail + 1, viakey, &e);
 		if (judge(LP_OK(r), r, e, ENOMEM, "%s of %ld pages, one more than the limit leaves",
 			  how, avail + 1))
@@ -994,13 +1201,13 @@ static void probe(void)
 			lpsys_free(r);
 		check_state("a probe over the limit");
 	}
-	if (avail <= 0 || mfree() < avail)
+	if (avail <= 0 || mavail() < avail)
 		return;
 	r = probe_take(avail, viakey, &e);
 	if (!judge(LP_OK(r), r, e, 0, "%s of %ld pages, all the limit leaves", how,
 		   avail))
 		return;
-	W.charge += avail;
+	take(avail);
 	W.extra = avail;
 	check_state("a probe of all the limit leaves");
 	if (!lp_zeroed(LP_PTR(r), avail * lpsz))
@@ -1009,7 +1216,7 @@ static void probe(void)
 	CALL(r, e, lpsys_free(r));
 	if (!judge(r == 0, r, e, 0, "free_large_pages() of the probe's %s", how))
 		_exit(1);	/* the model cannot go on */
-	W.charge -= avail;
+	take(-avail);
 	W.extra = 0;
 	W.n[N_PROBE_ALL]++;
 	check_state("the probe's free");
@@ -1023,9 +1230,415 @@ static void probe(void)
 	}
 }
 
+/* ------------------------------------------------------- the fork */
+
+/* What the worker asks its fork child: a page checked or written; exec. */
+struct cmd {
+	int op;
+	unsigned long addr;
+	uint32_t seed;
+};
+
+enum { C_CHECK, C_WRITE, C_EXEC };
+
+/*
+ * The fork child: does what it is asked, a step at a time, and answers
+ * 1 (the page holds the tag, or is written) or 0; exits at the end of
+ * its requests. C_EXEC: cat (which answers a byte with that byte) or
+ * true, on the same pipes.
+ */
+static void child_serve(int cmd, int rep)
+{
+	struct cmd c;
+	int ok;
+
+	while (read(cmd, &c, sizeof(c)) == sizeof(c)) {
+		if (c.op == C_EXEC) {
+			fflush(stdout);
+			if (dup2(cmd, 0) == 0 && dup2(rep, 1) == 1)
+				execl(c.seed ? "/bin/true" : "/bin/cat",
+				      c.seed ? "true" : "cat", (char *)NULL);
+			_exit(127);
+		}
+		ok = 1;
+		if (c.op == C_WRITE)
+			lp_fill(LP_PTR(c.addr), lpsz, c.seed);
+		else
+			ok = holds(LP_PTR(c.addr), lpsz, c.seed);
+		if (write(rep, &ok, sizeof(ok)) != sizeof(ok))
+			break;
+	}
+	fflush(stdout);
+	_exit(0);
+}
+
+/* Ask the child; its answer, or -1 if it does not answer. */
+static int child_call(int op, unsigned long addr, uint32_t seed)
+{
+	struct cmd c = { op, addr, seed };
+	int ok;
+
+	if (write(C.cmd, &c, sizeof(c)) != sizeof(c) ||
+	    read(C.rep, &ok, sizeof(ok)) != sizeof(ok)) {
+		mismatch("the fork child does not answer: %s", strerror(errno));
+		return -1;
+	}
+	return ok;
+}
+
+/* A heap of the child's that can be read, mostly one still shared. */
+static struct cheap *pick_cheap(void)
+{
+	int all[MAXMAPS], sh[MAXMAPS], n = 0, nsh = 0, i;
+
+	for (i = 0; i < C.nh; i++) {
+		if (!(C.h[i].prot & PROT_READ))
+			continue;
+		all[n++] = i;
+		if (C.h[i].shared)
+			sh[nsh++] = i;
+	}
+	if (nsh && rnd(4))
+		return &C.h[sh[rnd(nsh)]];
+	return n ? &C.h[all[rnd(n)]] : NULL;
+}
+
+/*
+ * The child inherits its parent's MAP_SHARED and keyed mappings (the
+ * parent frees none of them while it lives) and its heaps, which fork()
+ * handles in the order of their addresses (dup_mmap()'s): a heap of n
+ * pages shares the parent's pages and reserves n free pages, charged to
+ * RLIMIT_MEMLOCK and the misc cgroup as a get of n pages is, if the
+ * limit and the free pages not yet reserved allow all n; else it is
+ * copied into normal pages, taking and charging nothing. All or
+ * nothing, a heap at a time.
+ */
+static void fork_plan(void)
+{
+	int i, best, done[MAXMAPS] = { 0 };
+	struct cheap *c;
+	struct map *m;
+
+	C.nh = 0;
+	C.kb = 0;
+	for (i = 0; i < W.nmaps; i++) {
+		m = &W.maps[i];
+		C.kb += m->key || m->shared ? m->pages : 0;
+	}
+	for (;;) {
+		for (best = -1, i = 0; i < W.nmaps; i++)
+			if (W.maps[i].heap && !done[i] && (best < 0 ||
+			    W.maps[i].addr < W.maps[best].addr))
+				best = i;
+		if (best < 0)
+			break;
+		done[best] = 1;
+		m = &W.maps[best];
+		c = &C.h[C.nh++];
+		*c = (struct cheap){ .addr = m->addr, .pages = m->pages,
+				     .prot = m->prot };
+		memcpy(c->ps, m->ps, sizeof(c->ps));
+		if (W.charge + m->pages > LIMIT || m->pages > mavail()) {
+			W.n[N_FALLBACK]++;
+			W.n[N_FALLBACK_POOL] += W.charge + m->pages <= LIMIT;
+			continue;
+		}
+		c->large = c->parent = 1;
+		c->shared = (1u << m->pages) - 1;
+		W.charge += m->pages;
+		W.resv += m->pages;
+		C.kb += m->pages;
+		W.n[N_FORK_RESV]++;
+	}
+	C.kb *= lpsz / 1024;
+}
+
+/*
+ * The child goes (exit or exec): each heap's charge back; a page it
+ * still shares gives its reservation back, a page of its own goes back
+ * to the pool.
+ */
+static void child_gone(void)
+{
+	struct cheap *c;
+	int i;
+
+	for (i = 0; i < C.nh; i++) {
+		c = &C.h[i];
+		if (!c->large)
+			continue;
+		W.charge -= c->pages;
+		W.resv -= popcount(c->shared);
+		W.used -= c->pages - popcount(c->shared);
+	}
+	C.nh = 0;
+	C.kb = 0;
+}
+
+/*
+ * A write to page j of a heap that the parent and child may share: the
+ * first copies the page for the writer, from a reserved page (a page in
+ * use more, a reservation less); a page left to one side alone is
+ * written in place.
+ */
+static void cow_write(struct cheap *c, long j, int by_child)
+{
+	if (c && c->large && (c->shared & 1u << j)) {
+		c->shared &= ~(1u << j);
+		W.used++;
+		W.resv--;
+		W.n[by_child ? N_COW_CHILD : N_COW_PARENT]++;
+	} else if (c && c->large) {
+		W.n[N_COW_ALONE]++;
+	}
+}
+
+/* The child writes a page of a heap: the parent never sees it. */
+static void child_write(void)
+{
+	struct cheap *c = pick_cheap();
+	uint32_t seed = r32() | 1;
+	long j;
+
+	W.opname = "a write by the fork child";
+	if (!c)
+		return;
+	j = rnd(c->pages);
+	if (child_call(C_WRITE, c->addr + j * lpsz, seed) != 1)
+		return;
+	c->ps[j] = seed;
+	cow_write(c, j, 1);
+	check_state("a write by the fork child");
+}
+
+/* The child's heap that shares pages with the parent's m, or NULL. */
+static struct cheap *sharer_of(const struct map *m)
+{
+	int i;
+
+	for (i = 0; i < C.nh && C.pid; i++)
+		if (C.h[i].parent && C.h[i].addr == m->addr)
+			return &C.h[i];
+	return NULL;
+}
+
+/* A readable heap of the parent's, mostly one still shared: or -1. */
+static int pick_heap(void)
+{
+	int all[MAXMAPS], sh[MAXMAPS], n = 0, nsh = 0, i;
+	struct cheap *c;
+
+	for (i = 0; i < W.nmaps; i++) {
+		if (!W.maps[i].heap || !(W.maps[i].prot & PROT_READ))
+			continue;
+		all[n++] = i;
+		c = sharer_of(&W.maps[i]);
+		if (c && c->shared)
+			sh[nsh++] = i;
+	}
+	if (nsh && rnd(4))
+		return sh[rnd(nsh)];
+	return n ? all[rnd(n)] : -1;
+}
+
+/* The parent writes a page of a heap: the child never sees it. */
+static void parent_write(void)
+{
+	int i = pick_heap();
+	struct map *m;
+	long j;
+
+	W.opname = "a write by the parent";
+	if (i < 0)
+		return;
+	m = &W.maps[i];
+	j = rnd(m->pages);
+	m->ps[j] = r32() | 1;
+	lp_fill(LP_PTR(m->addr) + j * lpsz, lpsz, m->ps[j]);
+	cow_write(sharer_of(m), j, 0);
+	check_state("a write by the parent");
+}
+
+/*
+ * The child's page holds what it held at fork() or wrote since: no
+ * write of the parent's after fork() shows.
+ */
+static void child_check(void)
+{
+	struct cheap *c = pick_cheap();
+	long j;
+	int ok;
+
+	W.opname = "a check by the fork child";
+	if (!c)
+		return;
+	j = rnd(c->pages);
+	ok = child_call(C_CHECK, c->addr + j * lpsz, c->ps[j]);
+	if (ok == 1)
+		W.n[N_CHILD_SAW]++;
+	else if (!ok)
+		mismatch("the fork child's page %ld of its heap at %#lx does not hold %s %#x",
+			 j, c->addr, c->ps[j] ? "its tag" : "zeroes", c->ps[j]);
+	check_state("a check by the fork child");
+}
+
+/*
+ * One step while the child lives: either side writes or checks a heap's
+ * page, the pool is resized, the charge probed, or the parent frees a
+ * heap (whose shared pages the child keeps).
+ */
+static void fork_step(void)
+{
+	int i;
+
+	switch (rnd(11)) {
+	case 0:
+	case 1:
+	case 2: child_write(); break;
+	case 3:
+	case 4: parent_write(); break;
+	case 5:
+	case 6: child_check(); break;
+	case 7: W.opname = "a check by the parent"; op_check(); break;
+	case 8: W.opname = "pool resize, the child alive"; op_resize(); break;
+	case 9: probe(); break;
+	default:
+		W.opname = "the parent frees a heap, the child alive";
+		i = pick_heap();
+		if (i >= 0)
+			release(i, rnd(2));
+		break;
+	}
+}
+
+/* Everything the child held is back once exit or exec is done. */
+static void settle_state(const char *after)
+{
+	SETTLE(read_long(RESV_PAGES), W.resv, 50);
+	SETTLE(lp_nfree(), mfree(), 50);
+	check_state(after);
+}
+
+/*
+ * The child ends: exit at once, or exec (cat, which answers; or true,
+ * which exits). After exec, and after the exit, nothing was copied and
+ * every reservation is back.
+ */
+static void fork_end(void)
+{
+	struct cmd c = { C_EXEC, 0, 0 };
+	int how = rnd(4), st, gone = 0;
+	char x = 'x';
+
+	W.opname = how < 2 ? "the fork child's exit" : "the fork child's exec";
+	if (how >= 2) {
+		c.seed = how == 3;
+		if (write(C.cmd, &c, sizeof(c)) != sizeof(c))
+			mismatch("the fork child does not take exec");
+	}
+	if (how == 2 && (write(C.cmd, &x, 1) != 1 || read(C.rep, &x, 1) != 1)) {
+		mismatch("the fork child's exec of cat does not answer");
+	} else if (how == 2) {
+		child_gone();
+		gone = 1;
+		settle_state("the fork child's exec");
+		W.n[N_FORK_EXEC]++;
+	}
+	close(C.cmd);
+	while (waitpid(C.pid, &st, 0) < 0 && errno == EINTR)
+		;
+	close(C.rep);
+	C.pid = 0;
+	if (!gone)
+		child_gone();
+	settle_state("the fork child's end");
+	if (!CHILD_EXITED(st, 0))
+		mismatch("the fork child ended with status %#x", st);
+}
+
+/*
+ * fork(), the child driven step by step over two pipes, so that the
+ * model stays exact: after fork(), after each step and after the
+ * child's exit or exec, the pool, the reservations, both sides'
+ * LargePages:, the charges and the data are the model's.
+ */
+/* The pages of the parent's heaps. */
+static long heap_pages(void)
+{
+	long n = 0;
+	int i;
+
+	for (i = 0; i < W.nmaps; i++)
+		n += W.maps[i].heap ? W.maps[i].pages : 0;
+	return n;
+}
+
+/*
+ * Before a fork, mostly: room under the limit (other mappings freed,
+ * then heaps but one, or all but heaps if there is none) and a heap (a
+ * get), so that most forks share and some fall back.
+ */
+static void fork_prepare(void)
+{
+	int i, idx[MAXMAPS], n, heaps = rnd(2);
+	long need;
+
+	while (rnd(4)) {
+		need = heap_pages() ? heap_pages() : LIMIT;
+		if (W.charge + need <= LIMIT)
+			break;
+		for (i = 0, n = 0; i < W.nmaps; i++)
+			if (!W.maps[i].heap || (heaps && W.charge > LIMIT / 2))
+				idx[n++] = i;
+		if (!n || !release(idx[rnd(n)], rnd(2)))
+			break;
+	}
+	if (!heap_pages() && W.nmaps < MAXMAPS && rnd(8))
+		op_get(1);
+}
+
+static void op_fork(void)
+{
+	int cmd[2], rep[2], i, n;
+
+	fork_prepare();
+	if (pipe2(cmd, O_CLOEXEC) || pipe2(rep, O_CLOEXEC)) {
+		mismatch("pipe2: %s", strerror(errno));
+		return;
+	}
+	W.opname = "fork";
+	fork_plan();
+	fflush(stdout);
+	C.pid = fork();
+	if (C.pid == 0) {
+		close(cmd[1]);
+		close(rep[0]);
+		child_serve(cmd[0], rep[1]);
+	}
+	close(cmd[0]);
+	close(rep[1]);
+	C.cmd = cmd[1];
+	C.rep = rep[0];
+	if (C.pid < 0) {
+		mismatch("fork: %s", strerror(errno));
+		_exit(1);	/* the model cannot go on */
+	}
+	W.n[N_FORK]++;
+	check_state("fork");
+	/* The common case: one side writes first. */
+	if (rnd(2))
+		child_write();
+	else if (rnd(2))
+		parent_write();
+	n = rnd(6);
+	for (i = 0; i < n && W.mismatches < MAX_MISMATCHES; i++)
+		fork_step();
+	fork_end();
+}
+
 enum {
 	O_GET, O_GET_BAD, O_SHARE, O_SHARE_BAD, O_FREE, O_FREE_BAD, O_RESIZE,
-	O_RESIZE_DENIED, O_MEMLOCK0, O_CHECK, O_NR
+	O_RESIZE_DENIED, O_MEMLOCK0, O_CHECK, O_FORK, O_NR
 };
 
 static const struct {
@@ -1042,6 +1655,7 @@ static const struct {
 	[O_RESIZE_DENIED] = { "resize by the worker", 1 },
 	[O_MEMLOCK0] = { "RLIMIT_MEMLOCK 0", 2 },
 	[O_CHECK] = { "data check", 3 },
+	[O_FORK] = { "fork", 9 },
 };
 
 static void run_op(void)
@@ -1056,7 +1670,7 @@ static void run_op(void)
 		o = O_FREE;
 	W.opname = optab[o].name;
 	switch (o) {
-	case O_GET: op_get(); break;
+	case O_GET: op_get(0); break;
 	case O_GET_BAD: op_get_bad(); break;
 	case O_SHARE: op_share(); break;
 	case O_SHARE_BAD: op_share_bad(); break;
@@ -1066,6 +1680,7 @@ static void run_op(void)
 	case O_RESIZE_DENIED: op_resize_denied(); break;
 	case O_MEMLOCK0: op_memlock0(); break;
 	case O_CHECK: op_check(); break;
+	case O_FORK: op_fork(); break;
 	}
 }
 
@@ -1090,8 +1705,9 @@ static void cleanup(void)
 		if (LP_OK(r))
 			lpsys_unshare(r);
 	}
-	if (W.charge || W.extra)
-		mismatch("the model's charge is %ld at the end", W.charge);
+	if (W.charge || W.used || W.resv || W.extra)
+		mismatch("the model's charge is %ld at the end (%ld in use, %ld reserved)",
+			 W.charge, W.used, W.resv);
 	check_state("the cleanup");
 	probe();		/* the whole limit is had again */
 }
@@ -1136,6 +1752,9 @@ static void worker(int rfd, int wfd, long total)
 		TH_LOG("cannot become uid %d: %s", WORKER_UID, strerror(errno));
 		_exit(1);
 	}
+	/* Not for a fork child's exec. */
+	fcntl(rfd, F_SETFD, FD_CLOEXEC);
+	fcntl(wfd, F_SETFD, FD_CLOEXEC);
 	W.normal = mmap(NULL, 4 * 4096, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (W.normal == MAP_FAILED) {
 		TH_LOG("mmap: %s", strerror(errno));
