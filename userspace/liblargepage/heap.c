@@ -285,9 +285,8 @@ static void env_drop(const char *name)
 /*
  * mimalloc is preloaded first for the heap alone (lpctl run --heap puts
  * it there). The programs this one runs get no heap, so it leaves their
- * LD_PRELOAD: each would load it for nothing (bash running /bin/true 20
- * times took 1.4 s longer with it). liblargepage stays, and still serves
- * their hugetlbfs requests. A mimalloc the user preloaded after it stays
+ * LD_PRELOAD: each would load and start it for nothing, at every exec.
+ * liblargepage stays, and still serves their hugetlbfs requests. A mimalloc the user preloaded after it stays
  * too. In place, before main(), as env_drop().
  */
 static void env_drop_mimalloc(void)
