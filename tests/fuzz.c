@@ -36,16 +36,10 @@
 #include <sys/prctl.h>
 #include <sys/uio.h>
 #include <time.h>
-#if __has_include(<linux/largepage.h>)
-#include <linux/largepage.h>
-#endif
 #include "lp.h"
 #include "misccg.h"
 #include "rng.h"
 
-#ifndef LP_COPY_ON_FORK
-#define LP_COPY_ON_FORK 0x200000
-#endif
 #define COPY		(MAP_PRIVATE | LP_COPY_ON_FORK)
 
 #define PROT_ALL	(PROT_READ | PROT_WRITE | PROT_EXEC)

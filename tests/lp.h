@@ -10,6 +10,14 @@
 
 #include <asm/unistd_32.h>
 #include <sys/ipc.h>
+#if __has_include(<linux/largepage.h>)
+#include <linux/largepage.h>
+#endif
+
+/* A heap (SPEC): from the patched kernel's uapi, else its value. */
+#ifndef LP_COPY_ON_FORK
+#define LP_COPY_ON_FORK 0x200000
+#endif
 
 #include "lpsys.h"
 #include "util.h"

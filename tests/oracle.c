@@ -67,16 +67,10 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <time.h>
-#if __has_include(<linux/largepage.h>)
-#include <linux/largepage.h>
-#endif
 #include "lp.h"
 #include "misccg.h"
 #include "rng.h"
 
-#ifndef LP_COPY_ON_FORK
-#define LP_COPY_ON_FORK 0x200000
-#endif
 #define COPY		(MAP_PRIVATE | LP_COPY_ON_FORK)
 
 #define USER_TOP	0xc0000000UL	/* TASK_SIZE, i386 3G/1G */
