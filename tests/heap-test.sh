@@ -171,6 +171,24 @@ check "threads allocating, a second thread forks: blocks in the large-page heap"
 check "threads allocating, a second thread forks: every page back at exit" \
 	is free "$(settle "$before")" "$before"
 
+# ------------------------------------ the first allocation on the region
+# mimalloc takes its first segment at its first malloc(): the region must
+# be its arena by then, or a program's first 4 MiB of heap (all of a
+# small program's) is normal pages, and no report says so.
+before=$(nfree)
+"$LPCTL" run --heap=8M -- "$HEAPFORK" first >"$tmp/out" 2>"$tmp/err"
+rc=$?
+diag "$tmp/out" "$tmp/err"
+check "the first malloc() of a program is in the region" is rc "$rc" 0
+LARGEPAGE_HEAP_REPORT=$tmp/reportsh "$LPCTL" run --heap=8M -- bash -c \
+	'x=; i=0; while [ $i -lt 300 ]; do x="$x $i"; i=$((i + 1)); done' \
+	2>"$tmp/err"
+diag "$tmp/reportsh" "$tmp/err"
+check "bash's allocations are in the region (the report's used > 0)" \
+	test "$(field used "$tmp/reportsh")" -gt 0
+check "the first allocations: every page back at exit" \
+	is free "$(settle "$before")" "$before"
+
 # ------------------------------------ exec'd children take no region
 before=$(nfree)
 "$LPCTL" run --heap=32M -- sh -c \

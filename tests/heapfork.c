@@ -13,6 +13,9 @@
  *                      pool's pages reserved, and (the pool taken) copied
  *                      into normal pages, against one holding as much
  *                      normal memory: milliseconds, median of 9.
+ *   heapfork first     the program's first malloc(): exit 0 if the
+ *                      block is in the large-page heap (mimalloc's first
+ *                      segment is the region, not normal pages).
  *   heapfork hold N W    a heap segment of N large pages, written, then
  *                      fork(): the child writes (copies) the first W,
  *                      both print "holding PID" and hold until SIGTERM
@@ -287,6 +290,13 @@ static int hold(unsigned long n, unsigned long w)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "first")) {
+		void *p = malloc(64);
+
+		printf("first block %p in %s\n", p,
+		       in_large(p) ? "the large-page heap" : "normal pages");
+		return in_large(p) ? 0 : 1;
+	}
 	if (argc == 2 && !strcmp(argv[1], "threads"))
 		return threads();
 	if (argc == 3 && !strcmp(argv[1], "cost"))
@@ -294,6 +304,6 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "hold"))
 		return hold(strtoul(argv[2], NULL, 10),
 			    strtoul(argv[3], NULL, 10));
-	fprintf(stderr, "usage: heapfork threads | cost MIB | hold N W\n");
+	fprintf(stderr, "usage: heapfork threads | first | cost MIB | hold N W\n");
 	return 2;
 }

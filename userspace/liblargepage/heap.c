@@ -324,7 +324,7 @@ LP_HIDDEN void lp_heap_init(void)
 	const char *v = getenv(HEAP_ENV), *ex = getenv(HEAP_EXEC_ENV);
 	unsigned long len, rsv_len, addr;
 	mi_manage_fn *manage;
-	void *mi, *rsv;
+	void *rsv;
 	long r, ps;
 
 	if (!v || !*v)
@@ -338,8 +338,13 @@ LP_HIDDEN void lp_heap_init(void)
 		say("liblargepage: " HEAP_ENV "=%s: not a size, no heap\n", v);
 		return;
 	}
-	mi = dlopen(MIMALLOC_SO, RTLD_NOW | RTLD_NOLOAD);
-	manage = mi ? (mi_manage_fn *)dlsym(mi, "mi_manage_os_memory") : NULL;
+	/*
+	 * Nothing here may call malloc() before manage(): mimalloc's first
+	 * malloc() takes its first segment, and the program's first 4 MiB
+	 * of heap would be normal pages for good. dlopen() allocates;
+	 * dlsym() of a symbol it finds does not.
+	 */
+	manage = (mi_manage_fn *)dlsym(RTLD_DEFAULT, "mi_manage_os_memory");
 	if (!manage) {
 		say("liblargepage: no heap: " MIMALLOC_SO " is not preloaded before liblargepage.so.1 (lpctl run --heap does that)\n");
 		return;
