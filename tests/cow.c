@@ -10,9 +10,6 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sys/uio.h>
-#if __has_include(<linux/largepage.h>)
-#include <linux/largepage.h>
-#endif
 #include "misccg.h"
 
 #define COPY (MAP_PRIVATE | LP_COPY_ON_FORK)

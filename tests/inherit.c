@@ -3,9 +3,6 @@
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/rseq.h>
-#if __has_include(<linux/largepage.h>)
-#include <linux/largepage.h>
-#endif
 #include "lp.h"
 
 TEST(inherit_private_mapping_absent_in_child)
@@ -562,9 +559,6 @@ TEST(inherit_fork_failing_half_way_leaves_nothing)
  * gives the child its own copy, from the pool when it has room, else in
  * normal pages; never a hole, never the parent's pages.
  */
-#ifndef LP_COPY_ON_FORK
-#define LP_COPY_ON_FORK 0x200000
-#endif
 #define COPY (MAP_PRIVATE | LP_COPY_ON_FORK)
 
 TEST(inherit_copy_flag_is_private_and_writable_only)

@@ -318,10 +318,6 @@ TEST(procfs_statm_counts_private_mapping_resident)
 	statm_roundtrip(MAP_PRIVATE, 0);
 }
 
-#ifndef LP_COPY_ON_FORK
-#define LP_COPY_ON_FORK 0x200000
-#endif
-
 /* A heap's segment, which fork() copies, is as private as MAP_PRIVATE. */
 TEST(procfs_statm_counts_copied_on_fork_mapping_as_private)
 {
