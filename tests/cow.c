@@ -71,34 +71,6 @@ static int heap_check(long r, int n, uint32_t seed)
 	return ok;
 }
 
-/* One field of the smaps entry that starts at addr, in kB, or -1. */
-static long smaps_kb(unsigned long addr, const char *field)
-{
-	static char buf[1 << 16];
-	FILE *f = fopen("/proc/self/smaps", "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	unsigned long start, end;
-	char *line, *save = NULL;
-	long v = -1;
-	int in = 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
-			if (in)
-				break;
-			in = start == addr;
-		} else if (in && !strncmp(line, field, strlen(field))) {
-			sscanf(line + strlen(field), "%ld", &v);
-			break;
-		}
-	}
-	return v;
-}
-
 /* This process's pagemap entry for addr. */
 static uint64_t pagemap(const void *addr)
 {

@@ -23,6 +23,16 @@ TEST(unshare_large_pages_enosys)
 	EXPECT_ERRNO(lpsys_unshare(0x40000000), ENOSYS);
 }
 
+TEST(memfd_largepage_unknown_flag_einval)
+{
+	int fd = memfd_create("shmem", 0);
+
+	/* MFD_LARGEPAGE is an unknown flag; the rest of memfd works. */
+	EXPECT_ERRNO(memfd_create("lp", MFD_LARGEPAGE), EINVAL);
+	EXPECT_TRUE(fd >= 0);
+	close(fd);
+}
+
 TEST(no_pool_in_meminfo_or_sysctl)
 {
 	EXPECT_EQ(meminfo("LargePages_Total:"), -1);

@@ -19,6 +19,11 @@
 #define LP_COPY_ON_FORK 0x200000
 #endif
 
+/* memfd_create() of a segment from the pool: the same way. */
+#ifndef MFD_LARGEPAGE
+#define MFD_LARGEPAGE 0x00100000U
+#endif
+
 #include "lpsys.h"
 #include "util.h"
 

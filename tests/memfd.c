@@ -380,7 +380,9 @@ TEST(memfd_two_mappings_share_bytes_and_are_counted)
 /*
  * A mapping of the second page alone (offset one large page) and one of
  * the first alone are views of the segment at those offsets: what each
- * writes, the whole mapping sees at that offset, and the reverse.
+ * writes, the whole mapping sees at that offset, and the reverse. smaps
+ * divides each page's Pss among the mappings of that page: the three
+ * add up to the segment's size.
  */
 TEST(memfd_offset_mappings_see_their_pages)
 {
@@ -395,6 +397,11 @@ TEST(memfd_offset_mappings_see_their_pages)
 	second = map(fd, lp, lp);
 	first = map(fd, lp, 0);
 	EXPECT_EQ(lp_nfree(), nfree - 2);
+
+	/* smaps: each page's Pss divided among the mappings of that page. */
+	EXPECT_EQ(smaps_kb((unsigned long)whole, "Pss:"), (long)(lp >> 10));
+	EXPECT_EQ(smaps_kb((unsigned long)second, "Pss:"), (long)(lp >> 11));
+	EXPECT_EQ(smaps_kb((unsigned long)first, "Pss:"), (long)(lp >> 11));
 
 	lp_fill(second, lp, 0x0ff2);
 	lp_fill(first, lp, 0x0ff1);

@@ -48,6 +48,22 @@ TEST(unshare_large_pages_einval)
 	EXPECT_ERRNO(lpsys_unshare(0x40000000), EINVAL);
 }
 
+TEST(memfd_largepage_einval)
+{
+	int fd = open("/dev/null", O_RDONLY);
+
+	ASSERT_TRUE(fd >= 0);
+	close(fd);
+	EXPECT_ERRNO(memfd_create("lp", MFD_LARGEPAGE), EINVAL);
+	/* No descriptor is left behind by the refusal. */
+	EXPECT_EQ(open("/dev/null", O_RDONLY), fd);
+	close(fd);
+	/* A memfd on normal pages still works. */
+	fd = memfd_create("shmem", 0);
+	EXPECT_TRUE(fd >= 0);
+	close(fd);
+}
+
 TEST(pool_cannot_grow)
 {
 	EXPECT_EQ(sysctl_resize(4), -EINVAL);
