@@ -35,7 +35,7 @@ vm/charge_reserved_hugetlb.sh|reads the hugetlb cgroup'\''s charges on a hugetlb
 vm/hugetlb_reparenting_test.sh|reads the hugetlb cgroup'\''s charges on a hugetlbfs mount (large pages are charged to the misc controller)
 vm/protection_keys_32|no memory protection keys on i386 (X86_INTEL_MEMORY_PROTECTION_KEYS is x86-64 only): no hugetlb path runs, and that path writes nr_hugepages
 vm/gup_test_hugetlb|gup_test -H needs /sys/kernel/debug/gup_test (CONFIG_GUP_TEST)
-memfd/memfd_test_hugetlbfs|memfd_create(MFD_HUGETLB) is not served yet (issue 47 item 1)
+memfd/memfd_test_hugetlbfs|calls memfd_create(MFD_HUGETLB) through syscall(2), which no preload sees, and run_hugetlbfs_test.sh reads HugePages_Free and raises nr_hugepages to 8 free; served, its first refused call is a MAP_PRIVATE mmap() of the memfd (EINVAL: large pages are never copied on write), then a second size once the size is set (EBUSY), mprotect() (EINVAL) and fallocate(PUNCH_HOLE) (EOPNOTSUPP)
 mincore/check_huge_pages|large pages are mapped whole by mmap(): mincore() finds the page before first use, where hugetlbfs faults it in'
 
 # -l: the results, in the order a run reports them (the numbers in their

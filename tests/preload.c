@@ -8,8 +8,9 @@
  * under the library: without liblargepage.so in LD_PRELOAD it adds it
  * ($LP_PRELOAD_LIB, default /usr/lib/i386-linux-gnu/liblargepage.so.1)
  * and re-executes.
- * It calls mmap(), shmget() and friends as an unmodified program would;
- * the pool's LargePages_Free shows where the memory came from.
+ * It calls mmap(), shmget(), memfd_create() and friends as an unmodified
+ * program would; the pool's LargePages_Free shows where the memory came
+ * from.
  *
  * "preload --attach KEY" is the helper of shm_key_attached_by_other_process:
  * an unrelated process (a fresh exec, nothing inherited) that attaches
@@ -20,6 +21,10 @@
 #include <pthread.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#if __has_include(<linux/magic.h>)
+#include <linux/magic.h>
+#endif
 
 #include "lp.h"
 
@@ -33,6 +38,21 @@
 
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT	26
+#endif
+/* The kernel's own flag (lp.h has it too, from the patched uapi). */
+#ifndef MFD_LARGEPAGE
+#define MFD_LARGEPAGE	0x00100000U
+#endif
+/* <linux/memfd.h>'s encoding, the same as MAP_HUGE_*'s. */
+#ifndef MFD_HUGE_SHIFT
+#define MFD_HUGE_SHIFT	26
+#endif
+/* fstatfs()'s f_type of a memfd of the pool, and of shmem's. */
+#ifndef LARGEPAGE_MAGIC
+#define LARGEPAGE_MAGIC	0x4c504147
+#endif
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC	0x01021994
 #endif
 
 static unsigned long ps;	/* the large page size */
@@ -61,6 +81,31 @@ static int is_largepage(const void *addr)
 
 	return maps_line(addr, line, sizeof(line)) &&
 	       strstr(line, "[largepage]");
+}
+
+/* Is addr in a mapping of the memfd name (/memfd:NAME (deleted))? */
+static int is_memfd_map(const void *addr, const char *name)
+{
+	char line[512], want[64];
+
+	snprintf(want, sizeof(want), "/memfd:%s (deleted)", name);
+	return maps_line(addr, line, sizeof(line)) && strstr(line, want);
+}
+
+/* fstatfs()'s f_type of fd: which file system's memfd it is; 0 if none. */
+static unsigned long fs_type(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) ? 0 : (unsigned long)sfs.f_type;
+}
+
+/* fstat()'s st_size of fd, or -1. */
+static long long fd_size(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) ? -1 : (long long)st.st_size;
 }
 
 #define ASSERT_MAPPED(p) do {						\
@@ -152,7 +197,7 @@ TEST(preload_library_interposes_the_calls)
 {
 	static const char *const calls[] = {
 		"mmap", "mmap64", "munmap", "shmget", "shmat", "shmdt",
-		"shmctl",
+		"shmctl", "memfd_create",
 	};
 	const char *env = getenv("LD_PRELOAD");
 	size_t i;
@@ -806,6 +851,257 @@ TEST(shm_rmid_before_attach_returns_pages)
 	EXPECT_FAILED(shmat(id, NULL, 0), -1, EINVAL);
 }
 
+/* ------------------------------------------------------- memfd_create */
+
+/*
+ * memfd_create(MFD_HUGETLB): a memfd of the pool (the kernel's
+ * MFD_LARGEPAGE). It takes no page until ftruncate() sets its size, then
+ * all of them; its mappings (any of them, in any process) map the same
+ * pages, and the pages go back when the last descriptor and the last
+ * mapping are gone. munmap() is the kernel's: a whole mapping, never a
+ * part, also with the library's own mappings tracked beside it.
+ */
+TEST(memfd_hugetlb_from_pool_mapped_twice_and_by_child)
+{
+	unsigned long len = 2 * ps;
+	long nfree = lp_nfree();
+	char *h, *p, *q, *half, *m;
+	int fd;
+	pid_t pid;
+
+	/* A mapping the library tracks: munmap() goes through its tables. */
+	h = mmap(NULL, ps, RW, MAP_PRIVATE | HUGE_ANON, -1, 0);
+	ASSERT_MAPPED(h);
+	nfree--;
+	fd = memfd_create("lpx", MFD_HUGETLB);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(fs_type(fd), LARGEPAGE_MAGIC);
+	EXPECT_EQ(fd_size(fd), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_FAILED(mmap(NULL, len, RW, MAP_SHARED, fd, 0), MAP_FAILED,
+		      EINVAL);
+	ASSERT_EQ(ftruncate(fd, len), 0);
+	EXPECT_EQ(fd_size(fd), (long long)len);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+
+	p = mmap(NULL, len, RW, MAP_SHARED, fd, 0);
+	ASSERT_MAPPED(p);
+	q = mmap(NULL, len, RW, MAP_SHARED, fd, 0);
+	ASSERT_MAPPED(q);
+	EXPECT_TRUE(p != q);
+	EXPECT_EQ((unsigned long)p % ps, 0);
+	EXPECT_TRUE(is_memfd_map(p, "lpx") && is_memfd_map(p + len - 1, "lpx"));
+	EXPECT_TRUE(is_memfd_map(q, "lpx"));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	EXPECT_TRUE(lp_zeroed(p, len));
+	lp_fill(p, len, 0x7031);
+	EXPECT_TRUE(lp_check(q, len, 0x7031));
+	/* The second page alone, at its offset. */
+	half = mmap(NULL, ps, PROT_READ, MAP_SHARED, fd, ps);
+	ASSERT_MAPPED(half);
+	EXPECT_EQ(memcmp(half, p + ps, ps), 0);
+	/* MAP_HUGETLB on the fd, as hugetlbfs takes it on its own files. */
+	m = mmap(NULL, len, RW, MAP_SHARED | MAP_HUGETLB, fd, 0);
+	ASSERT_MAPPED(m);
+	EXPECT_TRUE(lp_check(m, len, 0x7031));
+	EXPECT_EQ(munmap(m, len), 0);
+	/* No copy-on-write of large pages: MAP_PRIVATE is EINVAL. */
+	EXPECT_FAILED(mmap(NULL, len, RW, MAP_PRIVATE, fd, 0), MAP_FAILED,
+		      EINVAL);
+
+	pid = fork();
+	if (pid == 0) {
+		char path[64], *r, *o;
+		int fd2;
+
+		/* The inherited fd, mapped anew: the parent's writes. */
+		r = mmap(NULL, len, RW, MAP_SHARED, fd, 0);
+		ASSERT_MAPPED(r);
+		EXPECT_TRUE(lp_check(r, len, 0x7031));
+		/* A new open of the same memfd, through /proc. */
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getppid(),
+			 fd);
+		fd2 = open(path, O_RDWR);
+		ASSERT_GE(fd2, 0);
+		o = mmap(NULL, len, RW, MAP_SHARED, fd2, 0);
+		ASSERT_MAPPED(o);
+		EXPECT_TRUE(lp_check(o, len, 0x7031));
+		lp_fill(r, len, 0x7131);
+		EXPECT_TRUE(lp_check(o, len, 0x7131));
+		EXPECT_EQ(lp_nfree(), nfree - 2);
+		EXPECT_EQ(munmap(o, len), 0);
+		EXPECT_EQ(munmap(r, len), 0);
+		close(fd2);
+		CHILD_DONE();
+	}
+	EXPECT_TRUE(child_ok(pid));
+	EXPECT_TRUE(lp_check(p, len, 0x7131) && lp_check(q, len, 0x7131));
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+
+	/* Part of a mapping, at a large-page boundary or inside: EINVAL. */
+	EXPECT_ERRNO(munmap(p + ps, ps), EINVAL);
+	EXPECT_ERRNO(munmap(p, ps), EINVAL);
+	EXPECT_ERRNO(munmap(p, len - 4096), EINVAL);
+	EXPECT_TRUE(is_memfd_map(p, "lpx") && is_memfd_map(p + len - 1, "lpx"));
+	/* The descriptor goes first: the mappings keep the pages. */
+	EXPECT_EQ(close(fd), 0);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	EXPECT_TRUE(lp_check(q, len, 0x7131));
+	EXPECT_EQ(munmap(p, len), 0);
+	EXPECT_EQ(munmap(half, ps), 0);
+	EXPECT_EQ(lp_nfree(), nfree - 2);
+	EXPECT_EQ(munmap(q, len), 0);
+	EXPECT_TRUE(!is_mapped(p) && !is_mapped(q) && !is_mapped(half));
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+	/* The library's own mapping is still there, and still its. */
+	EXPECT_TRUE(is_largepage(h));
+	EXPECT_EQ(munmap(h, ps), 0);
+	EXPECT_EQ(lp_nfree(), nfree + 1);
+}
+
+/*
+ * MFD_HUGE_* of a size the pool does not have is the kernel's, which
+ * has no hugetlbfs pages of it on i386: ENODEV, as 6.1's memfd_create()
+ * gives for a size without an hstate. With LARGEPAGE_FALLBACK too: no
+ * shortage of the pool. Nothing is taken.
+ */
+TEST(memfd_hugetlb_other_size_enodev_nothing_taken)
+{
+	unsigned int shift = ps == 2UL << 20 ? 21 : 22;
+	unsigned int other = shift == 21 ? 22 : 21;
+	static const unsigned int logs[] = { 0, 30, 34, 53, 63 };
+	long nfree = lp_nfree();
+	size_t i;
+
+	ASSERT_TRUE(ps == 2UL << 20 || ps == 4UL << 20);
+	unsetenv(FALLBACK_ENV);
+	for (i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+		unsigned int log = logs[i] ? logs[i] : other;
+
+		EXPECT_ERRNO(memfd_create("lpx", MFD_HUGETLB |
+					  log << MFD_HUGE_SHIFT), ENODEV);
+		setenv(FALLBACK_ENV, "1", 1);
+		EXPECT_ERRNO(memfd_create("lpx", MFD_HUGETLB | MFD_CLOEXEC |
+					  log << MFD_HUGE_SHIFT), ENODEV);
+		unsetenv(FALLBACK_ENV);
+	}
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+/*
+ * A size the pool cannot give (more pages than are free) is refused by
+ * ftruncate(): ENOMEM, nothing taken, the size still 0 and settable.
+ * hugetlbfs gives its ENOMEM at mmap(), the pages reserved there; here
+ * they are taken when the size is set. LARGEPAGE_FALLBACK cannot help:
+ * ftruncate() is the kernel's.
+ */
+TEST(memfd_hugetlb_pool_short_enomem_nothing_taken)
+{
+	long nfree = lp_nfree();
+	off64_t len = (off64_t)(nfree + 1) * ps;
+	int fd;
+
+	unsetenv(FALLBACK_ENV);
+	fd = memfd_create("lpx", MFD_HUGETLB | MFD_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	EXPECT_ERRNO(ftruncate64(fd, len), ENOMEM);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_EQ(fd_size(fd), 0);
+	EXPECT_EQ(close(fd), 0);
+
+	setenv(FALLBACK_ENV, "1", 1);
+	fd = memfd_create("lpx", MFD_HUGETLB);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(fs_type(fd), LARGEPAGE_MAGIC);
+	EXPECT_ERRNO(ftruncate64(fd, len), ENOMEM);
+	EXPECT_EQ(lp_nfree(), nfree);
+	unsetenv(FALLBACK_ENV);
+	/* Still settable, to what the pool has. */
+	EXPECT_EQ(ftruncate(fd, ps), 0);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	EXPECT_EQ(close(fd), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/*
+ * A size that is not a multiple of the large page: EINVAL, as
+ * hugetlbfs's ftruncate() gives, nothing taken. Once set, the size is
+ * fixed: another is EBUSY (hugetlbfs would resize), the same is 0.
+ */
+TEST(memfd_hugetlb_bad_size_einval_nothing_taken)
+{
+	long nfree = lp_nfree();
+	int fd = memfd_create("lpx", MFD_HUGETLB);
+
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(ftruncate(fd, 0), 0);
+	EXPECT_ERRNO(ftruncate(fd, ps + 4096), EINVAL);
+	EXPECT_ERRNO(ftruncate(fd, ps / 2), EINVAL);
+	EXPECT_ERRNO(ftruncate(fd, 4096), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_EQ(fd_size(fd), 0);
+	EXPECT_EQ(ftruncate(fd, ps), 0);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	EXPECT_EQ(ftruncate(fd, ps), 0);
+	EXPECT_ERRNO(ftruncate(fd, 2 * ps), EBUSY);
+	EXPECT_ERRNO(ftruncate(fd, 0), EBUSY);
+	EXPECT_EQ(fd_size(fd), (long long)ps);
+	EXPECT_EQ(lp_nfree(), nfree - 1);
+	EXPECT_EQ(close(fd), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/*
+ * Large pages are locked memory: a user other than root sizes a memfd
+ * up to RLIMIT_MEMLOCK (ENOMEM beyond it, nothing taken), where
+ * hugetlbfs's memfd charges no limit.
+ */
+TEST(memfd_hugetlb_over_memlock_enomem_nothing_taken)
+{
+	long nfree = lp_nfree();
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct rlimit rl = { ps, ps };
+		int fd;
+
+		ASSERT_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+		become_nobody();
+		fd = memfd_create("lpx", MFD_HUGETLB);
+		ASSERT_GE(fd, 0);
+		EXPECT_ERRNO(ftruncate(fd, 2 * ps), ENOMEM);
+		EXPECT_EQ(lp_nfree(), nfree);
+		EXPECT_EQ(ftruncate(fd, ps), 0);
+		EXPECT_EQ(lp_nfree(), nfree - 1);
+		CHILD_DONE();
+	}
+	EXPECT_TRUE(child_ok(pid));
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
+}
+
+/* Without MFD_HUGETLB, memfd_create() is libc's: shmem, no large page. */
+TEST(memfd_without_hugetlb_untouched)
+{
+	long nfree = lp_nfree();
+	int fd = memfd_create("lpy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	char *p;
+
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(fs_type(fd), TMPFS_MAGIC);
+	ASSERT_EQ(ftruncate(fd, ps + 4096), 0);
+	p = mmap(NULL, ps + 4096, RW, MAP_PRIVATE, fd, 0);
+	ASSERT_MAPPED(p);
+	p[ps] = 1;
+	EXPECT_TRUE(is_memfd_map(p, "lpy") && !is_largepage(p));
+	EXPECT_EQ(munmap(p, 4096), 0);
+	EXPECT_EQ(munmap(p + 4096, ps), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+	EXPECT_EQ(close(fd), 0);
+	/* MFD_HUGETLB with the kernel's own flag: its EINVAL. */
+	EXPECT_ERRNO(memfd_create("lpy", MFD_HUGETLB | MFD_LARGEPAGE), EINVAL);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
 /* ------------------------------------------- MAP_HUGE_* and SHM_HUGE_* */
 
 /*
@@ -832,12 +1128,13 @@ static const struct size_row size_rows[] = {
 };
 
 /*
- * mmap(MAP_HUGETLB) and shmget(SHM_HUGETLB) with row->log's size bits.
- * 0 and the large page's are served from the pool. Any other size is
- * the kernel's, and hugetlbfs has no hstate for it (its one size on
- * i386 is the large page's): EINVAL, also with LARGEPAGE_FALLBACK set,
- * as no shortage of the pool. The bits matter to shmget() only for a
- * new segment: an existing key is found whatever they say.
+ * mmap(MAP_HUGETLB), shmget(SHM_HUGETLB) and memfd_create(MFD_HUGETLB)
+ * with row->log's size bits. 0 and the large page's are served from the
+ * pool. Any other size is the kernel's, and hugetlbfs has no hstate for
+ * it (its one size on i386 is the large page's): EINVAL (ENODEV from
+ * memfd_create()), also with LARGEPAGE_FALLBACK set, as no shortage of
+ * the pool. The bits matter to shmget() only for a new segment: an
+ * existing key is found whatever they say.
  */
 static void size_row(const void *arg)
 {
@@ -848,6 +1145,7 @@ static void size_row(const void *arg)
 	int key = KEY_BASE + 0x100 + row->log, segs = sysv_segments(), id;
 	long nfree = lp_nfree();
 	char *p, *q;
+	int fd;
 
 	ASSERT_TRUE(ps == 2UL << 20 || ps == 4UL << 20);
 	unsetenv(FALLBACK_ENV);
@@ -865,6 +1163,13 @@ static void size_row(const void *arg)
 		EXPECT_TRUE(is_largepage(p));
 		EXPECT_EQ(shmdt(p), 0);
 		EXPECT_EQ(shmctl(id, IPC_RMID, NULL), 0);
+		fd = memfd_create("lpsize", MFD_HUGETLB | (unsigned int)bits);
+		ASSERT_GE(fd, 0);
+		EXPECT_EQ(fs_type(fd), LARGEPAGE_MAGIC);
+		EXPECT_EQ(ftruncate(fd, ps), 0);
+		EXPECT_EQ(lp_nfree(), nfree - 1);
+		EXPECT_EQ(close(fd), 0);
+		EXPECT_EQ(lp_settle_nfree(nfree), nfree);
 	} else {
 		EXPECT_FAILED(mmap(NULL, ps, RW, MAP_PRIVATE | HUGE_ANON | bits,
 				   -1, 0), MAP_FAILED, EINVAL);
@@ -884,11 +1189,15 @@ static void size_row(const void *arg)
 				    0600), EINVAL);
 		EXPECT_ERRNO(shmget(key, ps, IPC_CREAT | IPC_EXCL |
 				    SHM_HUGETLB | bits | 0600), EINVAL);
+		EXPECT_ERRNO(memfd_create("lpsize", MFD_HUGETLB |
+					  (unsigned int)bits), ENODEV);
 		setenv(FALLBACK_ENV, "1", 1);
 		EXPECT_FAILED(mmap(NULL, ps, RW, MAP_SHARED | HUGE_ANON | bits,
 				   -1, 0), MAP_FAILED, EINVAL);
 		EXPECT_ERRNO(shmget(IPC_PRIVATE, ps, SHM_HUGETLB | bits | 0600),
 			     EINVAL);
+		EXPECT_ERRNO(memfd_create("lpsize", MFD_HUGETLB |
+					  (unsigned int)bits), ENODEV);
 		unsetenv(FALLBACK_ENV);
 		/* No segment left behind. */
 		EXPECT_ERRNO(shmget(key, 0, 0), ENOENT);
@@ -1096,15 +1405,15 @@ TEST(lpctl_run_preloads_library_once)
 	}
 }
 
-/* lpctl explain ARG's output in out; its exit status. */
-static int explain(const char *arg, char *out, size_t size)
+/* lpctl ARGS's output in out; its exit status. */
+static int lpctl_output(const char *args, char *out, size_t size)
 {
 	char cmd[64];
 	size_t n = 0, r;
 	FILE *f;
 	int st;
 
-	snprintf(cmd, sizeof(cmd), LPCTL " explain %s 2>&1", arg);
+	snprintf(cmd, sizeof(cmd), LPCTL " %s 2>&1", args);
 	fflush(stdout);
 	f = popen(cmd, "r");
 	if (!f)
@@ -1114,6 +1423,15 @@ static int explain(const char *arg, char *out, size_t size)
 	out[n] = '\0';
 	st = pclose(f);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* lpctl explain ARG's output in out; its exit status. */
+static int explain(const char *arg, char *out, size_t size)
+{
+	char args[32];
+
+	snprintf(args, sizeof(args), "explain %s", arg);
+	return lpctl_output(args, out, size);
 }
 
 #define EXPECT_HAS(out, text) do {					\
@@ -1156,6 +1474,59 @@ TEST(lpctl_explain_reports_pool_memlock_and_segment)
 	}
 	EXPECT_TRUE(child_ok(pid));
 	EXPECT_EQ(lpsys_unshare(r), 0);
+}
+
+/*
+ * lpctl ps: a memfd's mappings (/memfd:NAME (deleted) in smaps, VmFlags
+ * lp) are shared pages, and its pages count once in Mapped however many
+ * mappings (a whole one, one of its second page) and processes (a child
+ * that inherited them) map them.
+ */
+TEST(lpctl_ps_counts_memfd_mappings_as_shared_once)
+{
+	long nfree = lp_nfree(), in_use = lp_total() - nfree + 2;
+	char out[8192], want[160], *row;
+	int fd, go[2];
+	char *p, *half;
+	pid_t pid;
+
+	fd = memfd_create("lpps", MFD_HUGETLB);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(ftruncate(fd, 2 * ps), 0);
+	p = mmap(NULL, 2 * ps, RW, MAP_SHARED, fd, 0);
+	ASSERT_MAPPED(p);
+	half = mmap(NULL, ps, RW, MAP_SHARED, fd, ps);
+	ASSERT_MAPPED(half);
+	ASSERT_EQ(pipe(go), 0);
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		/* Holds the inherited mappings until the parent is done. */
+		_exit(read(go[0], &c, 1) < 0);
+	}
+	close(go[0]);
+	EXPECT_EQ(lpctl_output("ps --json", out, sizeof(out)), 0);
+	close(go[1]);
+	EXPECT_TRUE(child_ok(pid));
+	snprintf(want, sizeof(want), "{\"pid\":%d,", (int)getpid());
+	row = strstr(out, want);
+	EXPECT_TRUE(row != NULL);
+	if (row)
+		EXPECT_HAS(row, "\"private\":0,\"shared\":3,\"memfd\":3,\"keyed\":0");
+	snprintf(want, sizeof(want), "{\"pid\":%d,", (int)pid);
+	row = strstr(out, want);
+	EXPECT_TRUE(row != NULL);
+	if (row)
+		EXPECT_HAS(row, "\"shared\":3,\"memfd\":3,");
+	snprintf(want, sizeof(want), "\"mapped\":%ld,\"in_use\":%ld,", in_use,
+		 in_use);
+	EXPECT_HAS(out, want);
+	EXPECT_EQ(munmap(half, ps), 0);
+	EXPECT_EQ(munmap(p, 2 * ps), 0);
+	EXPECT_EQ(close(fd), 0);
+	EXPECT_EQ(lp_settle_nfree(nfree), nfree);
 }
 
 /* A child with RLIMIT_MEMLOCK 0, as nobody in no group but @gid. */

@@ -30,11 +30,15 @@ static const char *errno_name(int err)
 	case EPERM: return "EPERM";
 	case ENOSYS: return "ENOSYS";
 	case ENOSPC: return "ENOSPC";
+	case EINVAL: return "EINVAL";
 	default: return "error";
 	}
 }
 
-/* The one warning of a process (and its children) that falls back. */
+/*
+ * The one warning of a process (and its children) that falls back. A len
+ * of 0 (memfd_create(), which takes no page) is not said.
+ */
 void warn_fallback(const char *what, unsigned long len, int err)
 {
 	char msg[160], num[24];
@@ -51,9 +55,9 @@ void warn_fallback(const char *what, unsigned long len, int err)
 	} while (len && j > 0);
 	parts[0] = "liblargepage: no large pages for ";
 	parts[1] = what;
-	parts[2] = " of ";
-	parts[3] = num + j;
-	parts[4] = " bytes (";
+	parts[2] = num[j] == '0' ? "" : " of ";
+	parts[3] = num[j] == '0' ? "" : num + j;
+	parts[4] = num[j] == '0' ? " (" : " bytes (";
 	parts[5] = errno_name(err);
 	for (i = 0; i < 6; i++) {
 		l = strlen(parts[i]);

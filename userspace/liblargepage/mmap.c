@@ -4,6 +4,9 @@
  * MAP_HUGETLB is served from the pool (get_large_pages()); MAP_FIXED
  * and munmap() over large-page mappings release them; everything else
  * goes to libc's, and mimalloc's own calls are counted for the heap.
+ * A memfd of the pool (memfd.c) is mapped and unmapped by the kernel:
+ * its mappings are not tracked here, and reach libc's calls unchanged
+ * (but for MAP_HUGETLB, which hugetlbfs takes on its files).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -163,6 +166,8 @@ LP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 	int fallback, err, done;
 	void *p;
 
+	if ((flags & (MAP_ANONYMOUS | MAP_HUGETLB)) == MAP_HUGETLB)
+		flags = memfd_hugetlb_flags(flags, fd);
 	if (wants_huge(flags) && !pool_size(flags, page_size()))
 		return REAL(mmap64, "mmap64")(addr, len, prot, flags, fd, off);
 	if (!wants_huge(flags)) {
@@ -192,6 +197,8 @@ LP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 	int done;
 	void *p;
 
+	if ((flags & (MAP_ANONYMOUS | MAP_HUGETLB)) == MAP_HUGETLB)
+		flags = memfd_hugetlb_flags(flags, fd);
 	if (wants_huge(flags) && !pool_size(flags, page_size()))
 		return REAL(mmap, "mmap")(addr, len, prot, flags, fd, off);
 	if (!wants_huge(flags)) {
@@ -211,6 +218,8 @@ LP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
  * rounded up to the small page only, and a range whose start or end
  * falls inside a large-page mapping is EINVAL, nothing unmapped (at a
  * large-page boundary too, where hugetlbfs would split the mapping).
+ * A range with none of the library's mappings in it (a memfd's
+ * mappings are the kernel's, never tracked) is the kernel's munmap().
  */
 LP_EXPORT int munmap(void *addr_p, size_t len)
 {

@@ -8,6 +8,7 @@
  *			fork hooks set, the heap taken
  *   mmap.c		mmap(), mmap64(), munmap()
  *   shm.c		shmget(), shmat(), shmdt(), shmctl(), __shmctl64()
+ *   memfd.c		memfd_create(), and MAP_HUGETLB on a memfd's mmap()
  *   heap.c		lpctl run --heap: mimalloc's arena on large pages
  *   tables.c		the tables of mappings and segments, their lock,
  *			clear_range(), the fork hooks
@@ -20,9 +21,10 @@
  * Calls go one way, down that list, never up it nor in a circle:
  *
  *   preload.c -> heap.c, tables.c, sys.c
- *   mmap.c    -> heap.c, tables.c, fallback.c, sys.c
+ *   mmap.c    -> memfd.c, heap.c, tables.c, fallback.c, sys.c
  *   shm.c     -> tables.c, fallback.c, sys.c, preload-time64.c,
  *                largepage.c
+ *   memfd.c   -> fallback.c, sys.c
  *   heap.c    -> sys.c, largepage.c
  *   tables.c  -> sys.c
  *   sys.c     -> largepage.c
@@ -105,6 +107,7 @@ typedef void *shmat_fn(int, const void *, int);
 typedef int shmdt_fn(const void *);
 typedef int shmctl_fn(int, int, void *);
 typedef shmctl_fn shmctl64_fn;
+typedef int memfd_create_fn(const char *, unsigned int);
 
 struct lp_real_fns {
 	mmap_fn *mmap;
@@ -115,6 +118,7 @@ struct lp_real_fns {
 	shmdt_fn *shmdt;
 	shmctl_fn *shmctl;
 	shmctl_fn *shmctl64;
+	memfd_create_fn *memfd_create;
 };
 
 extern LP_HIDDEN struct lp_real_fns lp_real;
@@ -130,6 +134,11 @@ LP_HIDDEN int release(unsigned long addr);
 LP_HIDDEN long page_size(void);
 LP_HIDDEN unsigned long round_up(unsigned long len, unsigned long ps);
 LP_HIDDEN int pool_size(int flags, long ps);
+
+/* ----------------------------------------------------------- memfd.c */
+
+/* flags without MAP_HUGETLB and its size bits when fd is a large-page file. */
+LP_HIDDEN int memfd_hugetlb_flags(int flags, int fd);
 
 /* -------------------------------------------------------- fallback.c */
 
