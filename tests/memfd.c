@@ -294,6 +294,44 @@ TEST(memfd_create_takes_nothing_size_zero)
 }
 
 /*
+ * The longest name memfd_create() takes (249 bytes) is whole in the fd
+ * link and in /proc/self/maps: "/memfd:NAME (deleted)", as shmem's.
+ */
+TEST(memfd_longest_name_in_fd_link_and_maps)
+{
+	unsigned long lp = lp_size();
+	long nfree = lp_nfree();
+	char name[250], want[300], link[64], target[300], line[512];
+	ssize_t n;
+	char *a;
+	int fd;
+
+	ASSERT_GE(nfree, 1);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	snprintf(want, sizeof(want), "/memfd:%s (deleted)", name);
+	fd = mfd(name, MFD_LARGEPAGE);
+	ASSERT_GE(fd, 0);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	ASSERT_GT(n, 0);
+	target[n] = '\0';
+	if (strcmp(target, want))
+		TH_LOG("fd link: '%s'", target);
+	EXPECT_EQ(strcmp(target, want), 0);
+	ASSERT_EQ(ftruncate(fd, lp), 0);
+	a = map(fd, lp, 0);
+	ASSERT_EQ(lp_maps_find(0, (unsigned long)a, (unsigned long)a + 1, line,
+			       sizeof(line)), 1);
+	if (!strstr(line, want))
+		TH_LOG("maps: %s", line);
+	EXPECT_TRUE(strstr(line, want) != NULL);
+	EXPECT_EQ(munmap(a, lp), 0);
+	EXPECT_EQ(close(fd), 0);
+	EXPECT_EQ(lp_nfree(), nfree);
+}
+
+/*
  * ftruncate() to 2 large pages takes 2 pages from the pool, zeroed even
  * when every free page was last left full of data; the mapping takes
  * none more; the last close gives them back.
