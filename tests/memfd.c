@@ -109,34 +109,6 @@ static int mapped(const char *p, unsigned long len)
 	return lp_maps_find(0, (unsigned long)p, (unsigned long)p + len, NULL, 0) == 1;
 }
 
-/*
- * Does /proc/self/smaps give the mapping holding @addr the VmFlags
- * mnemonic @flag? -1 if no mapping holds it.
- */
-static int vma_flag(const void *addr, const char *flag)
-{
-	unsigned long a = (unsigned long)addr, s, e;
-	char line[512], want[8];
-	int in = 0, ret = -1;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	if (!f)
-		return -1;
-	snprintf(want, sizeof(want), " %s ", flag);
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &s, &e) == 2) {
-			in = a >= s && a < e;
-			continue;
-		}
-		if (in && !strncmp(line, "VmFlags:", 8)) {
-			ret = strstr(line + 8, want) != NULL;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
 /* Take every free page, write the pattern over it, free it: dirty pages. */
 static void dirty_pool(void)
 {

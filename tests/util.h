@@ -606,6 +606,35 @@ static inline long smaps_kb(unsigned long addr, const char *field)
 	return v;
 }
 
+/*
+ * Does /proc/self/smaps give the mapping holding @addr the VmFlags
+ * mnemonic @flag ("lp": a large page mapping, "um": registered for
+ * missing faults)? -1 if no mapping holds it.
+ */
+static inline int vma_flag(const void *addr, const char *flag)
+{
+	unsigned long a = (unsigned long)addr, s, e;
+	char line[512], want[8];
+	int in = 0, ret = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), " %s ", flag);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2) {
+			in = a >= s && a < e;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			ret = strstr(line + 8, want) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
 /* A forked child's end: its EXPECT failures become its exit status. */
 #define CHILD_DONE() _exit(harness_failed ? 1 : 0)
 

@@ -435,34 +435,6 @@ static int uffd_unregister(int fd, const void *addr, unsigned long len)
 }
 
 /*
- * Does /proc/self/smaps list the VmFlags mnemonic flag ("um": registered
- * for missing faults) for the mapping holding addr? -1 if none does.
- */
-static int vma_flag(const void *addr, const char *flag)
-{
-	unsigned long a = (unsigned long)addr, s, e;
-	char line[512], want[8];
-	int in = 0, ret = -1;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	if (!f)
-		return -1;
-	snprintf(want, sizeof(want), " %s ", flag);
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &s, &e) == 2) {
-			in = a >= s && a < e;
-			continue;
-		}
-		if (in && !strncmp(line, "VmFlags:", 8)) {
-			ret = strstr(line + 8, want) != NULL;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
-/*
  * A normal anonymous mapping registers, and UFFDIO_COPY fills a page of
  * it: userfaultfd itself works, so the EINVALs over large pages are the
  * large-page check and not a kernel without userfaultfd.
